@@ -1,0 +1,130 @@
+"""`python -m memories serve | import | export`: a stable command line for agents and scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from .recall import Fusion
+from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_source, clean_text, clean_type
+
+IMPORT_BATCH = 64
+FIELDS = ("text", "type", "source", "created_at", "updated_at")
+
+
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name) or default)
+
+
+def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
+    from .embeddings import load_embedder
+
+    fusion = Fusion(
+        k=int(env_float("MEMORY_RRF_K", 60)),
+        depth=int(env_float("MEMORY_LIST_DEPTH", 30)),
+        kw_weight=env_float("MEMORY_KW_WEIGHT", 1.0),
+        vec_weight=env_float("MEMORY_VEC_WEIGHT", 1.0),
+    )
+    threshold = env_float("MEMORY_DUP_THRESHOLD", DEFAULT_THRESHOLD)
+    return Memory(db, load_embedder(embedder_spec), fusion=fusion, threshold=threshold)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .service import create_app
+
+    secret = os.environ.get("MEMORY_SECRET", "")
+    if not secret:
+        print("error: set MEMORY_SECRET to the shared secret clients will send as X-Memory-Secret", file=sys.stderr)
+        return 2
+    memory = open_memory(args.db)
+    mode = f"model {memory.model}" if memory.embedder else "KEYWORD-ONLY (embedding model unavailable)"
+    print(f"memory service: {args.db}, {memory.count()} facts, {mode}, on http://{args.host}:{args.port}", file=sys.stderr)
+    uvicorn.run(create_app(memory, secret), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
+    """Every line's fact, and a message for each line that is not one: check all before writing any."""
+    items, problems = [], []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                item = {k: data[k] for k in FIELDS if data.get(k) is not None}
+                item["text"] = clean_text(data.get("text"))
+                clean_type(item.setdefault("type", "fact"))
+                clean_source(item.setdefault("source", ""))
+                items.append(item)
+            except (ValueError, StoreError) as e:
+                problems.append(f"{path}:{n}: {e}")
+    return items, problems
+
+
+def import_(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    items, problems = read_jsonl(Path(args.file))
+    if problems:
+        print("nothing imported; fix these lines first:", *problems[:20], sep="\n  ", file=sys.stderr)
+        if len(problems) > 20:
+            print(f"  ... and {len(problems) - 20} more", file=sys.stderr)
+        return 1
+    memory = open_memory(args.db)
+    created = duplicates = 0
+    with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
+        for start in range(0, len(items), IMPORT_BATCH):
+            batch = memory.add_many(items[start : start + IMPORT_BATCH])
+            created += sum(r.created for r in batch)
+            duplicates += sum(not r.created for r in batch)
+            bar.update(len(batch))
+    print(f"imported {created} facts into {args.db}; {duplicates} were already there", file=sys.stderr)
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    memory = Memory(args.db, embedder=None)  # export reads rows only: no model needed
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    rows = memory.db.execute("SELECT id, text, type, source, created_at, updated_at FROM facts ORDER BY id")
+    for fid, text, type, source, created_at, updated_at in rows:
+        record = {"id": fid, "text": text, "type": type, "source": source, "created_at": created_at, "updated_at": updated_at}
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if out is not sys.stdout:
+        out.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memories", description="Memory Desk's memory service.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="serve the HTTP contract (secret from MEMORY_SECRET)")
+    p.add_argument("--db", default="memory.db")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--log-level", default="info")
+    p.set_defaults(func=serve)
+
+    p = sub.add_parser("import", help="add the facts of a JSONL file (text, type, source per line)")
+    p.add_argument("file")
+    p.add_argument("--db", default="memory.db")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=import_)
+
+    p = sub.add_parser("export", help="write every fact as JSONL, oldest first")
+    p.add_argument("--db", default="memory.db")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.set_defaults(func=export)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return args.func(args)

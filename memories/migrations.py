@@ -1,0 +1,62 @@
+"""Numbered, append-only schema migrations. Never edit one that has shipped; add the next."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MIGRATIONS: list[str] = [
+    # 1: facts are the source of truth; the FTS index and the vectors are derived from them
+    # and kept in step by the engine, in the same transaction as the row.
+    """
+    CREATE TABLE facts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        text TEXT NOT NULL,
+        text_key TEXT NOT NULL,  -- casefolded text, for exact dedup
+        type TEXT NOT NULL CHECK (type IN ('fact', 'skill', 'log')),
+        source TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX facts_created ON facts (created_at DESC, id DESC);
+    CREATE INDEX facts_type_key ON facts (type, text_key);
+    -- A standalone (not external-content) index, so /stats can see an orphaned entry.
+    CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61');
+    CREATE TABLE vectors (
+        fact_id INTEGER PRIMARY KEY,
+        model TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        embedding BLOB NOT NULL  -- little-endian float32, dims values
+    );
+    """,
+]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the migrations this database lacks, each in its own transaction."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    for version, sql in enumerate(MIGRATIONS, start=1):
+        if version in done:
+            continue
+        with transaction(conn):
+            for statement in sql.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", (version,)
+            )
+    return len(MIGRATIONS)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: all of a write or none of it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

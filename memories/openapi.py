@@ -1,0 +1,234 @@
+"""The OpenAPI document the service serves at /openapi.json; a test checks it against the routes."""
+
+from __future__ import annotations
+
+from functools import cache
+
+TYPE = {"type": "string", "enum": ["fact", "skill", "log"]}
+NULLABLE_INT = {"type": ["integer", "null"]}
+NULLABLE_NUM = {"type": ["number", "null"]}
+FACT = {"$ref": "#/components/schemas/Fact"}
+ERRORS = {
+    "400": "Malformed request body",
+    "401": "Missing or wrong X-Memory-Secret",
+    "404": "No such fact",
+    "409": "The edit would duplicate another fact",
+    "413": "Text, query or body too large",
+    "422": "A value is invalid",
+    "503": "The embedding model is unavailable",
+}
+
+
+def obj(properties: dict, required: list[str] | None = None, extra: bool = True) -> dict:
+    schema = {"type": "object", "properties": properties, "required": required or list(properties)}
+    if not extra:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def ok(schema: dict, status: str = "200", description: str = "OK") -> dict:
+    return {status: {"description": description, "content": {"application/json": {"schema": schema}}}}
+
+
+def errors(*statuses: str) -> dict:
+    return {
+        s: {"description": ERRORS[s], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        for s in statuses
+    }
+
+
+def body(schema: dict) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def query(name: str, schema: dict, description: str = "") -> dict:
+    return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+
+
+FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+FUSION = obj(
+    {
+        "k": {"type": "integer", "minimum": 0, "maximum": 1000},
+        "depth": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "kw_weight": {"type": "number", "minimum": 0, "maximum": 10},
+        "vec_weight": {"type": "number", "minimum": 0, "maximum": 10},
+    },
+    required=[],
+    extra=False,
+)
+HIT = obj({
+    "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
+    "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
+})
+RECALL = obj(
+    {
+        "results": {"type": "array", "items": HIT},
+        "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
+        "warning": {"type": "string"},
+        "kw": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "bm25": {"type": "number"}})},
+        "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
+        "match": {"type": "string"},
+        "fusion": FUSION,
+    },
+    required=["results", "mode"],
+)
+STATS = obj(
+    {
+        "facts": {"type": "integer"}, "fts": {"type": "integer"}, "vectors": {"type": "integer"},
+        "stale_vectors": {"type": "integer"}, "vectors_in_memory": {"type": "integer"},
+        "by_type": obj({t: {"type": "integer"} for t in ("fact", "skill", "log")}),
+        "orphans": obj({
+            name: {"type": "array", "items": {"type": "integer"}}
+            for name in ("fts_without_fact", "vectors_without_fact", "facts_without_fts", "facts_without_vector")
+        }),
+        "consistent": {"type": "boolean"},
+    }
+)
+
+
+@cache
+def openapi_document() -> dict:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Memory Desk memory service",
+            "version": "1",
+            "description": "An agent's long-term memory with hybrid recall. Every route but "
+            "/health and /openapi.json needs the X-Memory-Secret header.",
+        },
+        "components": {
+            "securitySchemes": {"secret": {"type": "apiKey", "in": "header", "name": "X-Memory-Secret"}},
+            "schemas": {
+                "Fact": obj({
+                    "id": {"type": "integer"}, "text": {"type": "string"}, "type": TYPE,
+                    "source": {"type": "string"},
+                    "created_at": {"type": "string", "format": "date-time"},
+                    "updated_at": {"type": "string", "format": "date-time"},
+                }),
+                "Error": obj({"error": obj({"code": {"type": "string"}, "message": {"type": "string"}}, ["code", "message"])}),
+            },
+        },
+        "security": [{"secret": []}],
+        "paths": {
+            "/health": {"get": {
+                "summary": "Is the service up, and with which model", "security": [],
+                "responses": ok(obj({
+                    "ok": {"type": "boolean"}, "facts": {"type": "integer"}, "model": {"type": ["string", "null"]},
+                    "dims": {"type": "integer"}, "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
+                })),
+            }},
+            "/openapi.json": {"get": {
+                "summary": "This document", "security": [], "responses": ok({"type": "object"}),
+            }},
+            "/facts": {
+                "get": {
+                    "summary": "Browse facts, newest first",
+                    "parameters": [
+                        query("type", TYPE), query("source", {"type": "string"}),
+                        query("q", {"type": "string"}, "plain substring filter"),
+                        query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
+                        query("cursor", {"type": "string"}, "next_cursor of the previous page"),
+                    ],
+                    "responses": {
+                        **ok(obj({"facts": {"type": "array", "items": FACT}, "next_cursor": {"type": ["string", "null"]},
+                                  "total": {"type": "integer"}})),
+                        **errors("401", "422"),
+                    },
+                },
+                "post": {
+                    "summary": "Store a fact, or return the one it duplicates",
+                    "requestBody": body(obj({
+                        "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
+                        "source": {"type": "string", "maxLength": 200},
+                    }, required=["text"])),
+                    "responses": {
+                        **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT}), "201", "Created"),
+                        **ok(obj({
+                            "id": {"type": "integer"}, "created": {"const": False}, "fact": FACT,
+                            "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
+                        }), "200", "Already stored: the existing fact"),
+                        **errors("400", "401", "413", "422", "503"),
+                    },
+                },
+            },
+            "/facts/{id}": {
+                "parameters": [FACT_ID],
+                "get": {"summary": "One fact", "responses": {**ok(FACT), **errors("401", "404")}},
+                "patch": {
+                    "summary": "Edit a fact; its FTS entry and vector change with it",
+                    "requestBody": body(obj({
+                        "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
+                        "source": {"type": "string", "maxLength": 200},
+                    }, required=[])),
+                    "responses": {**ok(FACT), **errors("400", "401", "404", "409", "413", "422", "503")},
+                },
+                "delete": {
+                    "summary": "Delete a fact with its FTS entry and vector",
+                    "responses": {**ok(obj({"deleted": {"type": "integer"}, "fact": FACT})), **errors("401", "404")},
+                },
+            },
+            "/facts/{id}/neighbours": {
+                "parameters": [FACT_ID],
+                "get": {
+                    "summary": "The nearest facts by cosine, any type",
+                    "parameters": [query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 10})],
+                    "responses": {
+                        **ok(obj({"neighbours": {"type": "array", "items": obj({"fact": FACT, "cosine": {"type": "number"}})}})),
+                        **errors("401", "404", "422"),
+                    },
+                },
+            },
+            "/recall": {"post": {
+                "summary": "Hybrid recall: BM25 and cosine lists merged by reciprocal rank fusion",
+                "requestBody": body(obj({
+                    "query": {"type": "string", "minLength": 1, "maxLength": 32000}, "type": TYPE,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 15},
+                    "debug": {"type": "boolean", "default": False}, "fusion": FUSION,
+                }, required=["query"])),
+                "responses": {**ok(RECALL), **errors("400", "401", "413", "422")},
+            }},
+            "/explain": {"post": {
+                "summary": "Why one fact ranks where it does for a query",
+                "requestBody": body(obj({
+                    "query": {"type": "string", "minLength": 1, "maxLength": 32000},
+                    "id": {"type": "integer", "minimum": 1}, "type": TYPE, "fusion": FUSION,
+                }, required=["query", "id"])),
+                "responses": {**ok(obj({
+                    "fact": FACT, "match": {"type": "string"},
+                    "query_terms": {"type": "array", "items": {"type": "string"}},
+                    "fact_terms": {"type": "array", "items": {"type": "string"}},
+                    "matched_terms": {"type": "array", "items": {"type": "string"}},
+                    "bm25": NULLABLE_NUM, "kw_rank": NULLABLE_INT, "cosine": NULLABLE_NUM, "vec_rank": NULLABLE_INT,
+                    "depth": {"type": "integer"}, "kw_contribution": {"type": "number"},
+                    "vec_contribution": {"type": "number"}, "score": {"type": "number"}, "fusion": FUSION,
+                    "warning": {"type": "string"},
+                }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),
+                    **errors("400", "401", "404", "413", "422")},
+            }},
+            "/duplicates": {"get": {
+                "summary": "Same-type pairs at or above a cosine threshold, highest first",
+                "parameters": [
+                    query("threshold", {"type": "number", "minimum": 0.5, "maximum": 1, "default": 0.97}),
+                    query("type", TYPE),
+                    query("limit", {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}),
+                ],
+                "responses": {**ok(obj({
+                    "pairs": {"type": "array", "items": obj({"a": FACT, "b": FACT, "score": {"type": "number"}})},
+                    "total": {"type": "integer"}, "threshold": {"type": "number"},
+                })), **errors("401", "422")},
+            }},
+            "/duplicates/nearest": {"get": {
+                "summary": "Every fact's cosine with its nearest same-type neighbour",
+                "parameters": [query("type", TYPE)],
+                "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})}})),
+                              **errors("401", "422")},
+            }},
+            "/stats": {"get": {"summary": "Counts and orphans", "responses": {**ok(STATS), **errors("401")}}},
+            "/reindex": {"post": {
+                "summary": "Rebuild the FTS index and every vector from the rows",
+                "responses": {**ok(obj({"facts": {"type": "integer"}, "fts": {"type": "integer"},
+                                        "vectors": {"type": "integer"}, "model": {"type": ["string", "null"]}})),
+                              **errors("401", "503")},
+            }},
+        },
+    }

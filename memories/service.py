@@ -1,0 +1,270 @@
+"""The memory service: the HTTP contract of ../shared/memory-api.md over a `Memory`.
+
+A small Starlette app; the engine does the work in a thread so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .openapi import openapi_document
+from .recall import Fusion
+from .store import Conflict, InvalidInput, Memory, StoreError, TooLarge
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 256 * 1024  # a 32,000-character query of 4-byte characters, JSON-escaped, fits
+MAX_LIMIT = 100
+PUBLIC_PATHS = {"/health", "/openapi.json"}  # neither carries fact text
+
+
+def error(status: int, code: str, message: str, **extra) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+class SecretMiddleware:
+    """401 for any request without the shared secret, compared in constant time."""
+
+    def __init__(self, app: ASGIApp, secret: str):
+        self.app = app
+        self.secret = secret.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
+            given = dict(scope["headers"]).get(b"x-memory-secret", b"")
+            if not hmac.compare_digest(given, self.secret):
+                await error(401, "unauthorized", "missing or wrong X-Memory-Secret header")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def read_json(request: Request) -> dict:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY:
+        raise TooLarge(f"request body is over {MAX_BODY} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise TooLarge(f"request body is over {MAX_BODY} bytes")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("request body must be a JSON object")
+    return data
+
+
+class BadRequest(StoreError):
+    code, status = "bad_request", 400
+
+
+def int_param(value, name: str, default: int, low: int, high: int) -> int:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidInput(f"{name} must be a whole number")
+    try:
+        n = int(value)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a whole number") from None
+    if not low <= n <= high:
+        raise InvalidInput(f"{name} must be between {low} and {high}")
+    return n
+
+
+def float_param(value, name: str, default: float, low: float, high: float) -> float:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        raise InvalidInput(f"{name} must be a number")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{name} must be a number") from None
+    if not low <= x <= high:  # also rejects NaN
+        raise InvalidInput(f"{name} must be between {low} and {high}")
+    return x
+
+
+def optional_str(data: dict, name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    return value or None
+
+
+def fusion_param(data: dict, default: Fusion) -> Fusion:
+    raw = data.get("fusion")
+    if raw is None:
+        return default
+    if not isinstance(raw, dict):
+        raise InvalidInput("fusion must be an object")
+    unknown = set(raw) - {"k", "depth", "kw_weight", "vec_weight"}
+    if unknown:
+        raise InvalidInput(f"unknown fusion settings: {', '.join(sorted(unknown))}")
+    return Fusion(
+        k=int_param(raw.get("k"), "fusion.k", default.k, 0, 1000),
+        depth=int_param(raw.get("depth"), "fusion.depth", default.depth, 1, 1000),
+        kw_weight=float_param(raw.get("kw_weight"), "fusion.kw_weight", default.kw_weight, 0, 10),
+        vec_weight=float_param(raw.get("vec_weight"), "fusion.vec_weight", default.vec_weight, 0, 10),
+    )
+
+
+def fact_id(request: Request) -> int:
+    return request.path_params["id"]
+
+
+def create_app(memory: Memory, secret: str) -> ASGIApp:
+    if not secret:
+        raise ValueError("the memory service needs a shared secret (MEMORY_SECRET)")
+
+    def route(path: str, methods: list[str]):
+        def register(handler: Callable[[Request], Awaitable[Response]]):
+            async def endpoint(request: Request) -> Response:
+                try:
+                    return await handler(request)
+                except Conflict as e:
+                    return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
+                except StoreError as e:
+                    return error(e.status, e.code, str(e))
+
+            routes.append(Route(path, endpoint, methods=methods, name=handler.__name__))
+            return handler
+
+        return register
+
+    routes: list[Route] = []
+    run = run_in_threadpool
+
+    @route("/health", ["GET"])
+    async def health(request: Request) -> Response:
+        embedder = memory.embedder
+        return JSONResponse({
+            "ok": True,
+            "facts": await run(memory.count),
+            "model": embedder.model_id if embedder else None,
+            "dims": embedder.dims if embedder else 0,
+            "mode": "hybrid" if embedder else "keyword-only",
+        })
+
+    @route("/openapi.json", ["GET"])
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    @route("/facts", ["GET"])
+    async def list_facts(request: Request) -> Response:
+        p = request.query_params
+        facts, cursor, total = await run(
+            memory.list,
+            p.get("type") or None,
+            p.get("source") or None,
+            p.get("q") or None,
+            int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
+            p.get("cursor") or None,
+        )
+        return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
+
+    @route("/facts", ["POST"])
+    async def add_fact(request: Request) -> Response:
+        data = await read_json(request)
+        result = await run(memory.add, data.get("text"), data.get("type", "fact"), data.get("source", ""))
+        if result.created:
+            return JSONResponse({"id": result.fact.id, "created": True, "fact": result.fact.to_dict()}, status_code=201)
+        return JSONResponse({
+            "id": result.fact.id,
+            "created": False,
+            "duplicate": {"match": result.match, "score": result.score},
+            "fact": result.fact.to_dict(),
+        })
+
+    @route("/facts/{id:int}", ["GET"])
+    async def get_fact(request: Request) -> Response:
+        return JSONResponse((await run(memory.get, fact_id(request))).to_dict())
+
+    @route("/facts/{id:int}", ["PATCH"])
+    async def edit_fact(request: Request) -> Response:
+        data = await read_json(request)
+        changes = {k: data[k] for k in ("text", "type", "source") if k in data}
+        fact = await run(lambda: memory.edit(fact_id(request), **changes))
+        return JSONResponse(fact.to_dict())
+
+    @route("/facts/{id:int}", ["DELETE"])
+    async def delete_fact(request: Request) -> Response:
+        fact = await run(memory.delete, fact_id(request))
+        return JSONResponse({"deleted": fact.id, "fact": fact.to_dict()})
+
+    @route("/facts/{id:int}/neighbours", ["GET"])
+    async def neighbours(request: Request) -> Response:
+        limit = int_param(request.query_params.get("limit"), "limit", 10, 1, MAX_LIMIT)
+        near = await run(memory.neighbours, fact_id(request), limit)
+        return JSONResponse({"neighbours": [{"fact": f.to_dict(), "cosine": s} for f, s in near]})
+
+    @route("/recall", ["POST"])
+    async def recall(request: Request) -> Response:
+        data = await read_json(request)
+        debug = data.get("debug", False)
+        if not isinstance(debug, bool):
+            raise InvalidInput("debug must be true or false")
+        result = await run(
+            memory.recall,
+            data.get("query"),
+            optional_str(data, "type"),
+            int_param(data.get("limit"), "limit", 15, 1, MAX_LIMIT),
+            debug,
+            fusion_param(data, memory.fusion),
+        )
+        return JSONResponse(result)
+
+    @route("/explain", ["POST"])
+    async def explain(request: Request) -> Response:
+        data = await read_json(request)
+        fid = int_param(data.get("id"), "id", 0, 1, 2**63 - 1)
+        result = await run(memory.explain, data.get("query"), fid, optional_str(data, "type"), fusion_param(data, memory.fusion))
+        return JSONResponse(result)
+
+    @route("/duplicates", ["GET"])
+    async def duplicates(request: Request) -> Response:
+        p = request.query_params
+        threshold = float_param(p.get("threshold"), "threshold", memory.threshold, 0.5, 1.0)
+        limit = int_param(p.get("limit"), "limit", 1000, 1, 10_000)
+        pairs, total = await run(memory.duplicates, threshold, p.get("type") or None, limit)
+        return JSONResponse({"pairs": pairs, "total": total, "threshold": threshold})
+
+    @route("/duplicates/nearest", ["GET"])
+    async def nearest(request: Request) -> Response:
+        found = await run(memory.nearest, request.query_params.get("type") or None)
+        return JSONResponse({"nearest": [{"id": i, "score": s} for i, s in found]})
+
+    @route("/stats", ["GET"])
+    async def stats(request: Request) -> Response:
+        return JSONResponse(await run(memory.stats))
+
+    @route("/reindex", ["POST"])
+    async def reindex(request: Request) -> Response:
+        return JSONResponse(await run(memory.reindex))
+
+    async def not_found(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 405:
+            return error(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+        return error(exc.status_code, "not_found", f"no route {request.method} {request.url.path}")
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error(500, "internal", "the memory service failed unexpectedly; its log has the details")
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})
+    app.state.memory = memory
+    return SecretMiddleware(app, secret)

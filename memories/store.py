@@ -1,0 +1,586 @@
+"""The memory engine: facts in SQLite, an FTS5 index and vectors kept in step with them.
+
+Every write changes the row, its FTS entry and its vector in one transaction, under one lock
+(one writer at a time, as in a Durable Object). Reads take the same lock, so none sees half a
+write. Embedding, the slow part, happens before the lock is taken.
+"""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+import threading
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from .embeddings import Embedder, ModelUnavailable
+from .migrations import migrate, transaction
+from .recall import Fusion, fuse, match_expression, via
+from .vectors import TYPES, VectorIndex
+
+MAX_TEXT = 8000
+MAX_SOURCE = 200
+MAX_QUERY = 32_000
+DEFAULT_THRESHOLD = 0.97
+
+
+class StoreError(Exception):
+    """Root of the engine's errors; `code` and `status` are what the HTTP contract says."""
+
+    code, status = "error", 500
+
+
+class InvalidInput(StoreError):
+    code, status = "invalid", 422
+
+
+class TooLarge(StoreError):
+    code, status = "too_large", 413
+
+
+class NotFound(StoreError):
+    code, status = "not_found", 404
+
+
+class Conflict(StoreError):
+    code, status = "duplicate", 409
+
+    def __init__(self, message: str, existing: Fact, match: str, score: float):
+        super().__init__(message)
+        self.existing, self.match, self.score = existing, match, score
+
+
+class Unavailable(StoreError):
+    code, status = "model_unavailable", 503
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: int
+    text: str
+    type: str
+    source: str
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    fact: Fact
+    created: bool
+    match: str | None = None  # "exact" or "near" when not created
+    score: float | None = None
+
+
+FACT_COLUMNS = "id, text, type, source, created_at, updated_at"
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def text_key(text: str) -> str:
+    """What exact dedup compares: the text without surrounding white space, case-folded."""
+    return text.strip().casefold()
+
+
+def clean_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidInput("text must be a string")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("text is empty")
+    if len(text) > MAX_TEXT:
+        raise TooLarge(f"text is {len(text)} characters; the limit is {MAX_TEXT}")
+    return text
+
+
+def clean_type(type: object) -> str:
+    if type not in TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(TYPES)}")
+    return type  # type: ignore[return-value]
+
+
+def clean_source(source: object) -> str:
+    if not isinstance(source, str):
+        raise InvalidInput("source must be a string")
+    if len(source) > MAX_SOURCE:
+        raise TooLarge(f"source is longer than {MAX_SOURCE} characters")
+    return source.strip()
+
+
+def encode_cursor(fact: Fact) -> str:
+    return base64.urlsafe_b64encode(f"{fact.created_at}|{fact.id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, int]:
+    try:
+        created_at, _, fid = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
+        return created_at, int(fid)
+    except Exception:
+        raise InvalidInput("cursor is not one this service gave out") from None
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return vector.astype("<f4").tobytes()
+
+
+class Memory:
+    def __init__(
+        self,
+        path: str | Path,
+        embedder: Embedder | None,
+        fusion: Fusion | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+    ):
+        self.path = str(path)
+        self.embedder = embedder
+        self.fusion = fusion or Fusion()
+        self.threshold = threshold
+        self._lock = threading.RLock()
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a killed process; only a power cut can lose the last commits.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        migrate(self.db)
+        self.vectors = VectorIndex(embedder.dims if embedder else 0)
+        self._load_vectors()
+        # For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer.
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, instance)")
+
+    @property
+    def model(self) -> str | None:
+        return self.embedder.model_id if self.embedder else None
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    def _load_vectors(self) -> None:
+        if not self.embedder:
+            return
+        rows = self.db.execute(
+            "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
+            " WHERE v.model = ? AND v.dims = ?",
+            (self.model, self.embedder.dims),
+        ).fetchall()
+        for fid, type, blob in rows:
+            self.vectors.put(fid, type, np.frombuffer(blob, dtype="<f4"))
+
+    # -- reads -------------------------------------------------------------------------
+
+    def _fact(self, row: tuple) -> Fact:
+        return Fact(*row)
+
+    def get(self, fact_id: int) -> Fact:
+        with self._lock:
+            row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no fact with id {fact_id}")
+        return self._fact(row)
+
+    def _get_many(self, ids: Iterable[int]) -> dict[int, Fact]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id IN ({marks})", ids)
+        return {row[0]: self._fact(row) for row in rows}
+
+    def count(self) -> int:
+        with self._lock:
+            return self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
+
+    def list(
+        self,
+        type: str | None = None,
+        source: str | None = None,
+        q: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[Fact], str | None, int]:
+        """Newest first: (facts, next cursor or None, total matching the filters)."""
+        where, args = [], []
+        if type:
+            where.append("type = ?")
+            args.append(clean_type(type))
+        if source:
+            where.append("source = ?")
+            args.append(source)
+        if q:
+            escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("text LIKE ? ESCAPE '\\'")
+            args.append(f"%{escaped}%")
+        filters = " AND ".join(where) or "1"
+        page_where, page_args = filters, list(args)
+        if cursor:
+            created_at, fid = decode_cursor(cursor)
+            page_where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            page_args += [created_at, created_at, fid]
+        with self._lock:
+            total = self.db.execute(f"SELECT count(*) FROM facts WHERE {filters}", args).fetchone()[0]
+            rows = self.db.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE {page_where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                [*page_args, limit + 1],
+            ).fetchall()
+        facts = [self._fact(r) for r in rows[:limit]]
+        next_cursor = encode_cursor(facts[-1]) if len(rows) > limit else None
+        return facts, next_cursor, total
+
+    def sources(self) -> list[tuple[str, int]]:
+        with self._lock:
+            return self.db.execute("SELECT source, count(*) FROM facts GROUP BY source ORDER BY count(*) DESC").fetchall()
+
+    # -- writes ------------------------------------------------------------------------
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not self.embedder:
+            raise Unavailable("the embedding model is not loaded, so facts cannot be stored; recall is keyword-only")
+        try:
+            return self.embedder.embed(texts)
+        except Exception as e:
+            raise Unavailable(f"the embedding model failed: {e}") from e
+
+    def _find_duplicate(
+        self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
+    ) -> tuple[int, str, float] | None:
+        """(existing id, "exact" or "near", score) of a fact this one would duplicate."""
+        row = self.db.execute(
+            "SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1",
+            (type, text_key(text), exclude),
+        ).fetchone()
+        if row:
+            return row[0], "exact", 1.0
+        if vector is None:
+            return None
+        nearest = self.vectors.search(vector, type, k=1, exclude=exclude)
+        if nearest and nearest[0][1] >= self.threshold:
+            return nearest[0][0], "near", nearest[0][1]
+        return None
+
+    def add(self, text: str, type: str = "fact", source: str = "") -> AddResult:
+        return self.add_many([{"text": text, "type": type, "source": source}])[0]
+
+    def add_many(self, items: list[dict]) -> list[AddResult]:
+        """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit."""
+        clean = [
+            (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
+             i.get("created_at"), i.get("updated_at"))
+            for i in items
+        ]
+        vectors = self._embed([c[0] for c in clean])
+        results: list[AddResult] = []
+        with self._lock:
+            added: list[int] = []
+            try:
+                with transaction(self.db):
+                    for (text, type, source, created_at, updated_at), vector in zip(clean, vectors):
+                        dup = self._find_duplicate(text, type, vector)
+                        if dup:
+                            existing = self._get_many([dup[0]])[dup[0]]
+                            results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
+                            continue
+                        created_at = created_at or now()
+                        updated_at = updated_at or created_at
+                        fid = self.db.execute(
+                            "INSERT INTO facts (text, text_key, type, source, created_at, updated_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?)",
+                            (text, text_key(text), type, source, created_at, updated_at),
+                        ).lastrowid
+                        self.db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
+                        self.db.execute(
+                            "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                            (fid, self.model, len(vector), to_blob(vector)),
+                        )
+                        # Later items of the same batch must see this one for dedup.
+                        self.vectors.put(fid, type, vector)
+                        added.append(fid)
+                        results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
+            except BaseException:
+                for fid in added:  # the transaction rolled back: so does the matrix
+                    self.vectors.remove(fid)
+                raise
+        return results
+
+    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+        old = self.get(fact_id)
+        new_text = clean_text(text) if text is not None else old.text
+        new_type = clean_type(type) if type is not None else old.type
+        new_source = clean_source(source) if source is not None else old.source
+        reembed = new_text != old.text
+        vector = self._embed([new_text])[0] if reembed else None
+        with self._lock:
+            current = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+            if current is None:
+                raise NotFound(f"no fact with id {fact_id}")
+            if vector is None:
+                vector = self.vectors.vector(fact_id)
+            if new_text != old.text or new_type != old.type:
+                dup = self._find_duplicate(new_text, new_type, vector, exclude=fact_id)
+                if dup:
+                    existing = self._get_many([dup[0]])[dup[0]]
+                    raise Conflict(
+                        f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
+                        existing, dup[1], dup[2],
+                    )
+            stamp = now()
+            with transaction(self.db):
+                self.db.execute(
+                    "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
+                    (new_text, text_key(new_text), new_type, new_source, stamp, fact_id),
+                )
+                if reembed:
+                    self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+                    self.db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fact_id, new_text))
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                        (fact_id, self.model, len(vector), to_blob(vector)),
+                    )
+            if vector is not None:
+                self.vectors.put(fact_id, new_type, vector)
+        return Fact(fact_id, new_text, new_type, new_source, old.created_at, stamp)
+
+    def delete(self, fact_id: int) -> Fact:
+        """Remove the row, its FTS entry and its vector together; returns what was removed."""
+        with self._lock:
+            fact = self.get(fact_id)
+            with transaction(self.db):
+                self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+                self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+                self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+            self.vectors.remove(fact_id)
+        return fact
+
+    def reindex(self) -> dict:
+        """Rebuild the FTS index and every vector from the rows (after a model change, say)."""
+        with self._lock:
+            rows = self.db.execute("SELECT id, text, type FROM facts ORDER BY id").fetchall()
+            vectors = self._embed([r[1] for r in rows]) if rows else np.zeros((0, 0), np.float32)
+            with transaction(self.db):
+                self.db.execute("DELETE FROM facts_fts")
+                self.db.execute("DELETE FROM vectors")
+                self.db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
+                self.db.executemany(
+                    "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                    [(r[0], self.model, vectors.shape[1], to_blob(v)) for r, v in zip(rows, vectors)],
+                )
+            self.vectors.clear()
+            for (fid, _, type), v in zip(rows, vectors):
+                self.vectors.put(fid, type, v)
+        return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": self.model}
+
+    # -- recall ------------------------------------------------------------------------
+
+    def _embed_query(self, query: str) -> tuple[np.ndarray | None, str | None]:
+        if not self.embedder:
+            return None, "the embedding model is not loaded: keyword-only recall"
+        try:
+            return self.embedder.embed([query])[0], None
+        except Exception as e:
+            return None, f"the embedding model failed ({e}): keyword-only recall"
+
+    def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
+        if not match:
+            return []
+        sql = (
+            "SELECT facts_fts.rowid, bm25(facts_fts) AS score FROM facts_fts"
+            " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?"
+        )
+        args: list = [match]
+        if type:
+            sql += " AND facts.type = ?"
+            args.append(type)
+        try:
+            return self.db.execute(sql + " ORDER BY score, facts_fts.rowid LIMIT ?", [*args, depth]).fetchall()
+        except sqlite3.OperationalError:
+            # The builder quotes every term, so this should not happen; if it does, the
+            # query still gets its vector results rather than an error.
+            return []
+
+    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False, fusion: Fusion | None = None) -> dict:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty")
+        if len(query) > MAX_QUERY:
+            raise TooLarge(f"query is {len(query)} characters; the limit is {MAX_QUERY}")
+        if type is not None:
+            clean_type(type)
+        fusion = fusion or self.fusion
+        match = match_expression(query)
+        qvec, warning = self._embed_query(query)
+        with self._lock:
+            kw = self._keyword(match, type, fusion.depth)
+            vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
+            fused = fuse([fid for fid, _ in kw], [fid for fid, _ in vec], fusion)[:limit]
+            wanted = {h[0] for h in fused}
+            if debug:
+                wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
+            facts = self._get_many(wanted)
+        bm25 = dict(kw)
+        cosine = dict(vec)
+        out: dict = {
+            "results": [
+                {
+                    "fact": facts[fid].to_dict(),
+                    "score": score,
+                    "via": via(kr, vr),
+                    "kw_rank": kr,
+                    "vec_rank": vr,
+                    "bm25": bm25.get(fid),
+                    "cosine": cosine.get(fid),
+                }
+                for fid, score, kr, vr in fused
+            ],
+            "mode": "hybrid" if qvec is not None else "keyword-only",
+        }
+        if warning:
+            out["warning"] = warning
+        if debug:
+            out["kw"] = [{"fact": facts[f].to_dict(), "rank": r, "bm25": s} for r, (f, s) in enumerate(kw, 1)]
+            out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
+            out["match"] = match
+            out["fusion"] = asdict(fusion)
+        return out
+
+    def tokens(self, text: str) -> list[str]:
+        """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
+        with self._lock, transaction(self.db):
+            rowid = self.db.execute("INSERT INTO temp.probe (text) VALUES (?)", (text,)).lastrowid
+            terms = [r[0] for r in self.db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
+            self.db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
+        return terms
+
+    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
+        """Why one fact ranks where it does for a query, list by list."""
+        fact = self.get(fact_id)
+        fusion = fusion or self.fusion
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty")
+        match = match_expression(query)
+        qvec, warning = self._embed_query(query)
+        query_terms = set(self.tokens(" ".join(match_terms(match))))
+        with self._lock:
+            fact_terms = [r[0] for r in self.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ? ORDER BY offset", (fact_id,))]
+            bm25 = kw_rank = None
+            if match:
+                type_sql, type_args = (" AND facts.type = ?", [type]) if type else ("", [])
+                row = self.db.execute(
+                    "SELECT bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?", (match, fact_id)
+                ).fetchone()
+                if row and (not type or fact.type == type):
+                    bm25 = row[0]
+                    better = self.db.execute(
+                        "SELECT count(*) FROM (SELECT bm25(facts_fts) AS s, facts_fts.rowid AS id FROM facts_fts"
+                        f" JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?{type_sql})"
+                        " WHERE s < ? OR (s = ? AND id < ?)",
+                        [match, *type_args, bm25, bm25, fact_id],
+                    ).fetchone()[0]
+                    kw_rank = better + 1
+            vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
+        in_kw = kw_rank if kw_rank is not None and kw_rank <= fusion.depth else None
+        in_vec = vec_rank if vec_rank is not None and vec_rank <= fusion.depth else None
+        kw_part = fusion.contribution(in_kw, fusion.kw_weight)
+        vec_part = fusion.contribution(in_vec, fusion.vec_weight)
+        result = {
+            "fact": fact.to_dict(),
+            "match": match,
+            "query_terms": sorted(query_terms),
+            "fact_terms": fact_terms,
+            "matched_terms": sorted(query_terms & set(fact_terms)),
+            "bm25": bm25,
+            "kw_rank": kw_rank,
+            "cosine": cosine,
+            "vec_rank": vec_rank,
+            "depth": fusion.depth,
+            "kw_contribution": kw_part,
+            "vec_contribution": vec_part,
+            "score": kw_part + vec_part,
+            "fusion": asdict(fusion),
+        }
+        if warning:
+            result["warning"] = warning
+        return result
+
+    # -- curation ----------------------------------------------------------------------
+
+    def duplicates(self, threshold: float = DEFAULT_THRESHOLD, type: str | None = None, limit: int = 1000) -> tuple[list[dict], int]:
+        """Same-type pairs with cosine >= threshold, highest first: (pairs, total found)."""
+        found: list[tuple[float, int, int]] = []
+        with self._lock:
+            for t in [clean_type(type)] if type else TYPES:
+                for ids, r0, c0, block in self.vectors.pair_blocks(t):
+                    i, j = np.nonzero(block >= threshold)
+                    found += zip(block[i, j].tolist(), ids[r0 + i].tolist(), ids[c0 + j].tolist())
+            found.sort(key=lambda p: (-p[0], p[1], p[2]))
+            facts = self._get_many({fid for _, a, b in found[:limit] for fid in (a, b)})
+        pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found[:limit]]
+        return pairs, len(found)
+
+    def nearest(self, type: str | None = None) -> list[tuple[int, float]]:
+        """Every fact's cosine with its nearest same-type neighbour (for a threshold histogram)."""
+        out = []
+        with self._lock:
+            for t in [clean_type(type)] if type else TYPES:
+                best = None
+                for ids, r0, c0, block in self.vectors.pair_blocks(t):
+                    if best is None:
+                        best = np.full(len(ids), -np.inf, dtype=np.float32)
+                    rows = slice(r0, r0 + block.shape[0])
+                    best[rows] = np.maximum(best[rows], block.max(axis=1))
+                    best[c0:] = np.maximum(best[c0:], block.max(axis=0))
+                if best is not None and len(ids) > 1:
+                    out += [(int(i), float(s)) for i, s in zip(ids, best)]
+        return out
+
+    def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
+        self.get(fact_id)
+        with self._lock:
+            vector = self.vectors.vector(fact_id)
+            if vector is None:
+                return []
+            near = self.vectors.search(vector.copy(), None, limit, exclude=fact_id)
+            facts = self._get_many(f for f, _ in near)
+        return [(facts[f], s) for f, s in near]
+
+    def stats(self) -> dict:
+        """Counts of rows, FTS entries and vectors, and every id that does not line up."""
+        q = {
+            "fts_without_fact": "SELECT rowid FROM facts_fts WHERE rowid NOT IN (SELECT id FROM facts)",
+            "vectors_without_fact": "SELECT fact_id FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)",
+            "facts_without_fts": "SELECT id FROM facts WHERE id NOT IN (SELECT rowid FROM facts_fts)",
+            "facts_without_vector": "SELECT id FROM facts WHERE id NOT IN (SELECT fact_id FROM vectors)",
+        }
+        with self._lock:
+            counts = {
+                "facts": self.db.execute("SELECT count(*) FROM facts").fetchone()[0],
+                "fts": self.db.execute("SELECT count(*) FROM facts_fts").fetchone()[0],
+                "vectors": self.db.execute("SELECT count(*) FROM vectors").fetchone()[0],
+                "stale_vectors": self.db.execute(
+                    "SELECT count(*) FROM vectors WHERE model IS NOT ?", (self.model,)
+                ).fetchone()[0] if self.model else 0,
+                "vectors_in_memory": len(self.vectors),
+            }
+            orphans = {name: [r[0] for r in self.db.execute(sql + " LIMIT 100")] for name, sql in q.items()}
+            by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
+        counts["by_type"] = {t: by_type.get(t, 0) for t in TYPES}
+        counts["orphans"] = orphans
+        counts["consistent"] = not any(orphans.values()) and counts["facts"] == counts["fts"] == counts["vectors"]
+        return counts
+
+    def integrity(self) -> str:
+        with self._lock:
+            return self.db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def match_terms(match: str) -> list[str]:
+    """The quoted terms of a MATCH expression that `match_expression` built."""
+    return [t.strip('"').replace('""', '"') for t in match.split(" OR ")] if match else []

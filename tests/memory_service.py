@@ -1,0 +1,74 @@
+"""Start the real memory service (`python -m memories serve`) on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Service:
+    db: Path
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    port: int = field(default_factory=free_port)
+    env: dict = field(default_factory=dict)
+    process: subprocess.Popen | None = None
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self, **kwargs) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"X-Memory-Secret": self.secret}, timeout=30, **kwargs)
+
+    def start(self, timeout: float = 60) -> Service:
+        self.log = self.db.with_suffix(".log")
+        env = {**os.environ, "MEMORY_SECRET": self.secret, "PYTHONPATH": str(ROOT), **self.env}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "memories", "serve", "--db", str(self.db), "--port", str(self.port), "--log-level", "warning"],
+            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"memory service exited with {self.process.returncode}:\n{self.log.read_text()}")
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"memory service did not answer /health within {timeout}s:\n{self.log.read_text()}")
+
+    def kill(self) -> None:
+        """kill -9: no clean-up, as in a crash."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()

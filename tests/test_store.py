@@ -1,0 +1,276 @@
+"""The engine: writes keep row, FTS entry and vector together; dedup; recall; curation."""
+
+import numpy as np
+import pytest
+
+from memories.store import Conflict, InvalidInput, Memory, NotFound, TooLarge, Unavailable
+from tests.fakes import BrokenEmbedder, HashEmbedder
+
+
+def fts_ids(memory, word):
+    return [r[0] for r in memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?", (f'"{word}"',))]
+
+
+def test_add_stores_row_fts_entry_and_vector(fake_memory):
+    result = fake_memory.add("Priya is the owner's sister.", "fact", "chat")
+    assert result.created
+    fid = result.fact.id
+    assert fake_memory.get(fid).text == "Priya is the owner's sister."
+    assert fts_ids(fake_memory, "priya") == [fid]
+    assert fid in fake_memory.vectors
+    stats = fake_memory.stats()
+    assert (stats["facts"], stats["fts"], stats["vectors"], stats["consistent"]) == (1, 1, 1, True)
+
+
+def test_text_is_stripped_and_validated(fake_memory):
+    assert fake_memory.add("  padded  ").fact.text == "padded"
+    with pytest.raises(InvalidInput):
+        fake_memory.add("   ")
+    with pytest.raises(TooLarge):
+        fake_memory.add("x" * 8001)
+    with pytest.raises(InvalidInput):
+        fake_memory.add("ok", type="opinion")
+    assert fake_memory.count() == 1
+
+
+def test_exact_duplicate_ignores_case_and_space_within_a_type(fake_memory):
+    first = fake_memory.add("The owner prefers metric units.")
+    again = fake_memory.add("  the OWNER prefers metric units.  ")
+    assert (again.created, again.fact.id, again.match, again.score) == (False, first.fact.id, "exact", 1.0)
+    other_type = fake_memory.add("The owner prefers metric units.", type="skill")
+    assert other_type.created
+
+
+def test_near_duplicate_returns_the_existing_fact_with_its_score(memory):
+    first = memory.add("The owner prefers metric units.")
+    near = memory.add("The owner prefers the metric units.")
+    assert not near.created and near.fact.id == first.fact.id and near.match == "near"
+    assert near.score >= 0.97
+    different = memory.add("The owner prefers imperial units.")
+    assert different.created
+
+
+def test_the_near_threshold_is_a_setting(tmp_path, minilm):
+    strict = Memory(tmp_path / "strict.db", minilm, threshold=0.999)
+    strict.add("The owner prefers metric units.")
+    assert strict.add("The owner prefers the metric units.").created
+
+
+def test_a_batch_dedups_against_itself(fake_memory):
+    results = fake_memory.add_many([{"text": "Tom is tall."}, {"text": "tom is tall."}])
+    assert [r.created for r in results] == [True, False]
+    assert fake_memory.count() == 1
+
+
+def test_a_failed_batch_leaves_nothing_behind(fake_memory, monkeypatch):
+    fake_memory.add("Existing fact.")
+    original = fake_memory.db.execute
+
+    def fail_on_third_vector(sql, *args):
+        if sql.startswith("INSERT INTO vectors") and fake_memory.db.total_changes > 6:
+            raise RuntimeError("disk on fire")
+        return original(sql, *args)
+
+    class Proxy:
+        def __getattr__(self, name):
+            return getattr(original.__self__, name)
+
+        execute = staticmethod(fail_on_third_vector)
+
+    monkeypatch.setattr(fake_memory, "db", Proxy())
+    with pytest.raises(RuntimeError):
+        fake_memory.add_many([{"text": f"New fact number {i}."} for i in range(5)])
+    monkeypatch.undo()
+    stats = fake_memory.stats()
+    assert (stats["facts"], stats["fts"], stats["vectors"], stats["vectors_in_memory"]) == (1, 1, 1, 1)
+    assert stats["consistent"]
+
+
+def test_edit_changes_row_fts_and_vector_together(fake_memory):
+    fid = fake_memory.add("Leo swims on Wednesday.").fact.id
+    before = fake_memory.vectors.vector(fid).copy()
+    fact = fake_memory.edit(fid, text="Leo plays football on Friday.", source="calendar")
+    assert (fact.text, fact.source) == ("Leo plays football on Friday.", "calendar")
+    assert fact.updated_at > fact.created_at
+    assert fts_ids(fake_memory, "swims") == [] and fts_ids(fake_memory, "football") == [fid]
+    assert not np.allclose(before, fake_memory.vectors.vector(fid))
+    assert fake_memory.stats()["consistent"]
+
+
+def test_an_edit_that_would_duplicate_another_fact_is_refused(fake_memory):
+    a = fake_memory.add("Tom is tall.").fact
+    b = fake_memory.add("Anna is short.").fact
+    with pytest.raises(Conflict) as e:
+        fake_memory.edit(b.id, text="TOM is tall.")
+    assert e.value.existing.id == a.id and e.value.match == "exact"
+    assert fake_memory.get(b.id).text == "Anna is short."
+    # Editing a fact to its own text in another case is not a duplicate of itself.
+    assert fake_memory.edit(a.id, text="Tom is TALL.").text == "Tom is TALL."
+
+
+def test_changing_type_checks_duplicates_in_the_new_type(fake_memory):
+    fake_memory.add("Use the train.", type="skill")
+    fid = fake_memory.add("Use the train.", type="fact").fact.id
+    with pytest.raises(Conflict):
+        fake_memory.edit(fid, type="skill")
+
+
+def test_delete_removes_row_fts_entry_and_vector(fake_memory):
+    fid = fake_memory.add("Pixel is a cat.").fact.id
+    keep = fake_memory.add("Rex is a dog.").fact.id
+    assert fake_memory.delete(fid).id == fid
+    with pytest.raises(NotFound):
+        fake_memory.get(fid)
+    assert fts_ids(fake_memory, "pixel") == []
+    assert fid not in fake_memory.vectors and keep in fake_memory.vectors
+    assert fake_memory.db.execute("SELECT count(*) FROM vectors WHERE fact_id = ?", (fid,)).fetchone()[0] == 0
+    with pytest.raises(NotFound):
+        fake_memory.delete(fid)
+    assert fake_memory.stats()["consistent"]
+
+
+def test_stats_find_orphans_in_every_direction(fake_memory):
+    a = fake_memory.add("Alpha fact.").fact.id
+    b = fake_memory.add("Beta fact.").fact.id
+    c = fake_memory.add("Gamma fact.").fact.id
+    db = fake_memory.db
+    db.execute("DELETE FROM facts_fts WHERE rowid = ?", (a,))
+    db.execute("DELETE FROM vectors WHERE fact_id = ?", (b,))
+    db.execute("DELETE FROM facts WHERE id = ?", (c,))
+    orphans = fake_memory.stats()["orphans"]
+    assert orphans == {
+        "fts_without_fact": [c], "vectors_without_fact": [c], "facts_without_fts": [a], "facts_without_vector": [b],
+    }
+    assert not fake_memory.stats()["consistent"]
+
+
+def test_reindex_heals_a_broken_index(fake_memory):
+    a = fake_memory.add("Alpha fact.").fact.id
+    fake_memory.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (a,))
+    fake_memory.db.execute("DELETE FROM vectors WHERE fact_id = ?", (a,))
+    assert fake_memory.reindex()["vectors"] == 1
+    assert fake_memory.stats()["consistent"] and fts_ids(fake_memory, "alpha") == [a]
+
+
+def test_vectors_survive_a_restart(tmp_path):
+    m = Memory(tmp_path / "m.db", HashEmbedder())
+    fid = m.add("Persisted fact.").fact.id
+    m.close()
+    again = Memory(tmp_path / "m.db", HashEmbedder())
+    assert fid in again.vectors and again.recall("persisted")["results"][0]["via"] == "both"
+
+
+def test_list_is_newest_first_with_a_cursor_and_filters(fake_memory):
+    for i in range(7):
+        fake_memory.add(f"Fact number {i}.", type="log" if i % 2 else "fact", source="a" if i < 3 else "b")
+    page, cursor, total = fake_memory.list(limit=3)
+    assert total == 7 and [f.text for f in page] == ["Fact number 6.", "Fact number 5.", "Fact number 4."]
+    seen = [f.id for f in page]
+    while cursor:
+        page, cursor, _ = fake_memory.list(limit=3, cursor=cursor)
+        seen += [f.id for f in page]
+    assert seen == sorted(seen, reverse=True) and len(seen) == 7
+    assert fake_memory.list(type="log")[2] == 3
+    assert fake_memory.list(source="a")[2] == 3
+    assert [f.text for f in fake_memory.list(q="number 3")[0]] == ["Fact number 3."]
+    assert fake_memory.list(q="%")[2] == 0  # LIKE wildcards are plain text
+    with pytest.raises(InvalidInput):
+        fake_memory.list(cursor="garbage!")
+
+
+def test_recall_fuses_keyword_and_vector_lists(memory):
+    sister = memory.add("Priya is the owner's sister.").fact.id
+    memory.add("The owner prefers metric units.")
+    memory.add("The owner's wife is called Mara.")
+    result = memory.recall("Who is Priya?", debug=True)
+    top = result["results"][0]
+    assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
+    assert top["score"] == pytest.approx(2 / 61)
+    assert result["match"] == '"priya"'
+    assert [h["rank"] for h in result["vec"]] == [1, 2, 3]
+    assert result["kw"][0]["bm25"] < 0
+    assert all(h["via"] == "vec" for h in result["results"][1:])
+
+
+def test_recall_filters_both_lists_by_type(memory):
+    memory.add("Use the train to Amsterdam.", type="skill")
+    fact = memory.add("The train to Amsterdam takes 30 minutes.", type="fact").fact.id
+    result = memory.recall("train Amsterdam", type="fact", debug=True)
+    assert {h["fact"]["id"] for h in result["results"]} == {fact}
+    assert all(h["fact"]["type"] == "fact" for h in result["kw"] + result["vec"])
+
+
+def test_recall_respects_depth_and_limit(fake_memory):
+    fake_memory.add_many([{"text": f"Apple fact {i}."} for i in range(40)])
+    result = fake_memory.recall("apple", limit=100, debug=True)
+    assert len(result["kw"]) == 30 and len(result["vec"]) == 30
+    assert len(fake_memory.recall("apple", limit=5)["results"]) == 5
+
+
+@pytest.mark.parametrize("query", ['"', "*", "NEAR", ":", "-", "()", "🙂", "text:foo AND (bar OR", "x" * 10_000])
+def test_any_query_text_recalls_without_error(memory, query):
+    memory.add("The owner prefers metric units.")
+    assert "results" in memory.recall(query)
+
+
+def test_recall_without_a_model_is_keyword_only(tmp_path):
+    m = Memory(tmp_path / "m.db", HashEmbedder())
+    m.add("Priya is the owner's sister.")
+    m.close()
+    keyword_only = Memory(tmp_path / "m.db", None)
+    result = keyword_only.recall("Priya")
+    assert result["mode"] == "keyword-only" and "warning" in result
+    assert [h["via"] for h in result["results"]] == ["kw"]
+    with pytest.raises(Unavailable):
+        keyword_only.add("A new fact.")
+
+
+def test_a_model_that_breaks_at_run_time_fails_writes_and_keeps_keyword_recall(tmp_path):
+    m = Memory(tmp_path / "m.db", HashEmbedder())
+    m.add("Priya is the owner's sister.")
+    m.embedder = BrokenEmbedder()
+    assert m.recall("Priya")["mode"] == "keyword-only"
+    with pytest.raises(Unavailable):
+        m.add("Another fact.")
+    assert m.count() == 1 and m.stats()["consistent"]
+
+
+def test_duplicates_lists_same_type_pairs_highest_first(memory):
+    a = memory.add("The owner prefers metric units.").fact.id
+    b = memory.add("The owner likes metric units.").fact.id
+    memory.add("The owner likes metric units.", type="skill")
+    memory.add("Leo goes to school.")
+    pairs, total = memory.duplicates(threshold=0.8)
+    assert total == 1 and {pairs[0]["a"]["id"], pairs[0]["b"]["id"]} == {a, b}
+    assert 0.8 <= pairs[0]["score"] < 0.97
+    assert memory.duplicates(threshold=0.99)[1] == 0
+
+
+def test_duplicates_agree_with_a_brute_force_count(fake_memory):
+    fake_memory.add_many([{"text": f"word{i % 7} word{i % 5} extra{i % 3}", "type": "fact"} for i in range(60)])
+    fake_memory.add_many([{"text": f"word{i % 7} other{i}", "type": "log"} for i in range(30)])
+    pairs, total = fake_memory.duplicates(threshold=0.6, limit=100_000)
+    expected = 0
+    for t in ("fact", "log"):
+        rows = [fid for fid in fake_memory.vectors.row if fake_memory.get(fid).type == t]
+        vecs = np.array([fake_memory.vectors.vector(fid) for fid in rows])
+        sims = vecs @ vecs.T
+        expected += int((np.triu(sims, 1) >= 0.6).sum())
+    assert total == expected and len(pairs) == expected
+    assert [p["score"] for p in pairs] == sorted((p["score"] for p in pairs), reverse=True)
+    nearest = dict(fake_memory.nearest())
+    assert set(nearest) == set(fake_memory.vectors.row)
+
+
+def test_neighbours_and_explain(memory):
+    sister = memory.add("Priya is the owner's sister.").fact.id
+    lives = memory.add("Priya lives in Lisbon.").fact.id
+    memory.add("The car is grey.")
+    near = memory.neighbours(sister)
+    assert near[0][0].id == lives and len(near) == 2
+    why = memory.explain("Who is Priya's sister?", sister)
+    assert why["matched_terms"] == ["priya", "sister"] and why["kw_rank"] == 1 and why["vec_rank"] == 1
+    assert "owner" in why["fact_terms"] and why["score"] == pytest.approx(2 / 61)
+    other = memory.explain("Who is Priya's sister?", lives)
+    assert other["matched_terms"] == ["priya"] and other["kw_rank"] == 2
+    assert memory.tokens("Running quickly") == ["run", "quickli"]
