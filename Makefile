@@ -1,0 +1,31 @@
+# `make run` starts the product on a demo memory; `make test` runs every test.
+# `python` is 3.12 here through .python-version (pyenv); the check below says so if not.
+PYTHON ?= python
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: install run test test-fast bench clean
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/python scripts/run.py
+
+test: install
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not browser and not slow"
+
+bench: install
+	$(BIN)/python benchmarks/memory_bench.py
+
+clean:
+	rm -rf $(VENV) var artifacts

@@ -1,0 +1,61 @@
+"""`python -m memories import | export | serve` as scripts call them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memories.cli import main, read_jsonl
+from tests.memory_service import ROOT
+
+
+def run(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "memories", *args], cwd=ROOT, capture_output=True, text=True, **kw)
+
+
+def test_import_then_export_round_trips(tmp_path):
+    source = tmp_path / "in.jsonl"
+    rows = [{"text": "Priya is the owner's sister.", "type": "fact", "source": "chat"},
+            {"text": "Convert temperatures to Celsius.", "type": "skill", "source": "owner"},
+            {"text": "priya is the OWNER's sister.", "type": "fact"}]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    db = tmp_path / "m.db"
+    result = run("import", str(source), "--db", str(db))
+    assert result.returncode == 0, result.stderr
+    assert "imported 2 facts" in result.stderr and "1 were already there" in result.stderr
+    assert "fact/s" in result.stderr  # the progress bar
+    out = tmp_path / "out.jsonl"
+    assert run("export", "--db", str(db), "-o", str(out)).returncode == 0
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(e["text"], e["type"], e["source"]) for e in exported] == [(r["text"], r["type"], r["source"]) for r in rows[:2]]
+    assert all(e["created_at"].endswith("Z") for e in exported)
+
+    # Re-importing an export keeps the timestamps.
+    db2 = tmp_path / "m2.db"
+    assert run("import", str(out), "--db", str(db2)).returncode == 0
+    again = run("export", "--db", str(db2)).stdout.splitlines()
+    assert [json.loads(x)["created_at"] for x in again] == [e["created_at"] for e in exported]
+
+
+def test_a_bad_file_imports_nothing_and_names_every_bad_line(tmp_path):
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"text": "good"}\nnot json\n{"text": ""}\n{"text": "x", "type": "opinion"}\n[1]\n')
+    db = tmp_path / "m.db"
+    assert main(["import", str(source), "--db", str(db), "--quiet"]) == 1
+    items, problems = read_jsonl(source)
+    assert [p.split(":")[1] for p in problems] == ["2", "3", "4", "5"]
+    assert not db.exists()
+
+
+def test_serve_refuses_to_start_without_a_secret(tmp_path):
+    import os
+
+    env = {**os.environ, "MEMORY_SECRET": ""}
+    result = run("serve", "--db", str(tmp_path / "m.db"), env=env, timeout=60)
+    assert result.returncode == 2 and "MEMORY_SECRET" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["import", "--help"], ["export", "--help"]])
+def test_help(args):
+    assert run(*args).returncode == 0

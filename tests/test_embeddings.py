@@ -1,0 +1,47 @@
+"""The real model: loads from the installed package, pools correctly, ranks sensibly."""
+
+import numpy as np
+import pytest
+
+from memories.embeddings import MiniLM, ModelUnavailable, load_embedder
+
+
+def test_vectors_are_unit_length_float32(minilm):
+    v = minilm.embed(["The owner prefers metric units.", "x"])
+    assert v.shape == (2, 384) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_padding_to_the_longest_text_does_not_change_a_vector(minilm):
+    short = "Priya is the owner's sister."
+    alone = minilm.embed([short])[0]
+    batched = minilm.embed([short, "A much longer sentence about the owner's many preferences " * 5])[0]
+    assert np.allclose(alone, batched, atol=1e-4)
+
+
+def test_order_of_a_batch_is_kept(minilm):
+    texts = [f"Fact {i} " + "word " * (i * 7 % 13) for i in range(40)]
+    batch = minilm.embed(texts)
+    assert np.allclose(batch[17], minilm.embed([texts[17]])[0], atol=1e-4)
+
+
+def test_meaning_beats_shared_words(minilm):
+    q, wife, units = minilm.embed(["What is my spouse called?", "The owner's wife is called Mara.",
+                                   "The owner prefers metric units."])
+    assert q @ wife > q @ units + 0.1
+
+
+def test_long_text_is_truncated_not_refused(minilm):
+    assert minilm.embed(["word " * 5000]).shape == (1, 384)
+
+
+def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
+    bogus = tmp_path / "model.onnx"
+    bogus.write_bytes(b"not a model")
+    with pytest.raises(ModelUnavailable):
+        MiniLM(bogus)
+
+
+def test_load_embedder_returns_none_when_the_model_cannot_load():
+    assert load_embedder("no.such.module:Model") is None
+    assert load_embedder("memories.embeddings:MiniLM").model_id == "all-MiniLM-L6-v2-onnx-int8"

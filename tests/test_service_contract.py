@@ -1,0 +1,238 @@
+"""The HTTP contract (../shared/memory-api.md) against the real service, real model, real HTTP."""
+
+import re
+
+import httpx
+import pytest
+
+from memories.openapi import openapi_document
+from memories.service import create_app
+from memories.store import Memory
+
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
+
+
+def add(api, text, **kw):
+    r = api.post("/facts", json={"text": text, **kw})
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+def assert_error(r, status, code=None):
+    assert r.status_code == status, r.text
+    body = r.json()["error"]
+    assert body["message"] and isinstance(body["message"], str)
+    if code:
+        assert body["code"] == code
+
+
+def test_health_needs_no_secret_and_names_the_model(service):
+    r = httpx.get(service.url + "/health")
+    body = r.json()
+    assert r.status_code == 200 and body["ok"] is True
+    assert body["model"] == "all-MiniLM-L6-v2-onnx-int8" and body["dims"] == 384 and body["mode"] == "hybrid"
+    assert isinstance(body["facts"], int)
+
+
+@pytest.mark.parametrize("method,path", [
+    ("GET", "/facts"), ("POST", "/facts"), ("GET", "/facts/1"), ("PATCH", "/facts/1"), ("DELETE", "/facts/1"),
+    ("POST", "/recall"), ("GET", "/duplicates"), ("GET", "/stats"), ("POST", "/reindex"), ("POST", "/explain"),
+    ("GET", "/facts/1/neighbours"), ("GET", "/duplicates/nearest"), ("GET", "/no-such-route"),
+])
+@pytest.mark.parametrize("secret", [None, "wrong", ""])
+def test_every_route_but_health_needs_the_secret(service, method, path, secret):
+    headers = {} if secret is None else {"X-Memory-Secret": secret}
+    r = httpx.request(method, service.url + path, headers=headers, json={"text": "x", "query": "x", "id": 1})
+    assert_error(r, 401, "unauthorized")
+    assert service.secret not in r.text
+
+
+def test_add_then_get_a_fact(api):
+    body = add(api, "  Priya is the owner's sister.  ", type="fact", source="chat")
+    assert body["created"] is True
+    fact = body["fact"]
+    assert fact["text"] == "Priya is the owner's sister." and fact["source"] == "chat" and fact["type"] == "fact"
+    assert ISO.match(fact["created_at"]) and ISO.match(fact["updated_at"])
+    r = api.get(f"/facts/{body['id']}")
+    assert r.status_code == 200 and r.json() == fact
+
+
+def test_add_returns_201_for_new_and_200_naming_the_duplicate(api):
+    r = api.post("/facts", json={"text": "The owner drinks black coffee."})
+    assert r.status_code == 201
+    again = api.post("/facts", json={"text": "the owner drinks BLACK coffee."})
+    assert again.status_code == 200
+    body = again.json()
+    assert body["created"] is False and body["id"] == r.json()["id"]
+    assert body["duplicate"] == {"match": "exact", "score": 1.0}
+    near = api.post("/facts", json={"text": "The owner drinks the black coffee."}).json()
+    assert near["created"] is False and near["duplicate"]["match"] == "near" and near["duplicate"]["score"] >= 0.97
+
+
+@pytest.mark.parametrize("payload,status", [
+    ({"text": ""}, 422), ({"text": "   "}, 422), ({}, 422), ({"text": 5}, 422),
+    ({"text": "ok", "type": "opinion"}, 422), ({"text": "ok", "source": 3}, 422),
+    ({"text": "x" * 8001}, 413),
+])
+def test_bad_facts_are_refused_clearly(api, payload, status):
+    before = api.get("/stats").json()["facts"]
+    assert_error(api.post("/facts", json=payload), status)
+    assert api.get("/stats").json()["facts"] == before
+
+
+def test_text_of_exactly_8000_characters_is_accepted(api):
+    assert api.post("/facts", json={"text": "y" * 8000}).status_code == 201
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[1, 2]", b"\xff\xfe", b""])
+def test_malformed_bodies_get_400(api, body):
+    assert_error(api.post("/facts", content=body, headers={"Content-Type": "application/json"}), 400, "bad_request")
+
+
+def test_an_oversized_body_gets_413(api):
+    assert_error(api.post("/recall", content=b'{"query": "' + b"a" * 300_000 + b'"}'), 413)
+
+
+def test_unknown_ids_get_404(api):
+    for r in (api.get("/facts/999999"), api.patch("/facts/999999", json={"text": "x"}), api.delete("/facts/999999"),
+              api.get("/facts/999999/neighbours"), api.post("/explain", json={"query": "x", "id": 999999})):
+        assert_error(r, 404, "not_found")
+    assert_error(api.get("/facts/abc"), 404)
+
+
+def test_patch_edits_and_reindexes(api):
+    fid = add(api, "Leo swims on Wednesdays.")["id"]
+    r = api.patch(f"/facts/{fid}", json={"text": "Leo plays chess on Fridays.", "source": "calendar"})
+    assert r.status_code == 200
+    assert r.json()["text"] == "Leo plays chess on Fridays." and r.json()["source"] == "calendar"
+    hits = api.post("/recall", json={"query": "chess", "debug": True}).json()
+    assert hits["kw"][0]["fact"]["id"] == fid
+    assert all(h["fact"]["id"] != fid for h in api.post("/recall", json={"query": "swims", "debug": True}).json()["kw"])
+
+
+def test_patch_that_duplicates_gets_409_naming_the_other(api):
+    a = add(api, "Tomas lives in Berlin.")["id"]
+    b = add(api, "Ines lives in Porto.")["id"]
+    r = api.patch(f"/facts/{b}", json={"text": "tomas lives in berlin."})
+    assert_error(r, 409, "duplicate")
+    assert r.json()["error"]["existing"]["id"] == a and str(a) in r.json()["error"]["message"]
+    assert api.get(f"/facts/{b}").json()["text"] == "Ines lives in Porto."
+
+
+def test_delete_removes_the_fact_from_every_list(api):
+    fid = add(api, "The owner's cat is called Pixel.")["id"]
+    assert api.delete(f"/facts/{fid}").json()["deleted"] == fid
+    assert_error(api.get(f"/facts/{fid}"), 404)
+    recall = api.post("/recall", json={"query": "cat Pixel", "debug": True, "limit": 100}).json()
+    ids = {h["fact"]["id"] for h in recall["kw"] + recall["vec"] + recall["results"]}
+    assert fid not in ids
+    stats = api.get("/stats").json()
+    assert stats["consistent"] and not any(stats["orphans"].values())
+    assert stats["facts"] == stats["fts"] == stats["vectors"]
+
+
+def test_list_facts_pages_newest_first(api):
+    animals = ["zebras graze", "lions sleep all day", "owls hunt at night", "penguins cannot fly", "bees make honey"]
+    for animal in animals:
+        add(api, f"On the safari we saw that {animal}.", source="paging")
+    first = api.get("/facts", params={"source": "paging", "limit": 2}).json()
+    assert first["total"] == 5 and len(first["facts"]) == 2 and first["next_cursor"]
+    assert first["facts"][0]["text"] == "On the safari we saw that bees make honey."
+    texts = [f["text"] for f in first["facts"]]
+    cursor = first["next_cursor"]
+    while cursor:
+        page = api.get("/facts", params={"source": "paging", "limit": 2, "cursor": cursor}).json()
+        texts += [f["text"] for f in page["facts"]]
+        cursor = page["next_cursor"]
+    assert texts == [f"On the safari we saw that {a}." for a in reversed(animals)]
+    assert api.get("/facts", params={"q": "SAFARI", "source": "paging"}).json()["total"] == 5
+    assert_error(api.get("/facts", params={"limit": 101}), 422)
+    assert_error(api.get("/facts", params={"limit": "ten"}), 422)
+    assert_error(api.get("/facts", params={"type": "opinion"}), 422)
+    assert_error(api.get("/facts", params={"cursor": "nope"}), 422)
+
+
+def test_recall_tags_hits_and_returns_debug_lists(api):
+    sister = add(api, "Anna's sister is Lena.")["id"]
+    r = api.post("/recall", json={"query": "Who is Anna's sister?", "debug": True})
+    body = r.json()
+    assert r.status_code == 200 and body["mode"] == "hybrid"
+    top = body["results"][0]
+    assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
+    assert body["match"] == '"anna" OR "sister"'
+    assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0}
+    assert {"fact", "rank", "bm25"} <= set(body["kw"][0]) and {"fact", "rank", "cosine"} <= set(body["vec"][0])
+    for hit in body["results"]:
+        expected = sum(1 / (60 + r) for r in (hit["kw_rank"], hit["vec_rank"]) if r)
+        assert hit["score"] == pytest.approx(expected)
+        assert hit["via"] == {(True, True): "both", (True, False): "kw", (False, True): "vec"}[
+            (hit["kw_rank"] is not None, hit["vec_rank"] is not None)]
+    assert "kw" not in api.post("/recall", json={"query": "Anna"}).json()
+
+
+def test_recall_limit_type_and_fusion_settings(api):
+    add(api, "Book tables for 7 pm.", type="skill")
+    body = api.post("/recall", json={"query": "tables", "type": "skill", "limit": 1}).json()
+    assert len(body["results"]) == 1 and body["results"][0]["fact"]["type"] == "skill"
+    body = api.post("/recall", json={"query": "tables", "debug": True, "fusion": {"k": 10, "depth": 5}}).json()
+    assert body["fusion"]["k"] == 10 and len(body["vec"]) <= 5
+    assert body["results"][0]["score"] >= 1 / 11
+    for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 101}, {"query": "x", "type": "y"},
+                {"query": "x", "debug": "yes"}, {"query": 3}, {"query": "x", "fusion": {"k": -1}},
+                {"query": "x", "fusion": {"nope": 1}}, {"query": "x", "fusion": {"kw_weight": "NaN"}}):
+        assert_error(api.post("/recall", json=bad), 422)
+
+
+@pytest.mark.parametrize("query", ['"', "*", "NEAR", ":", "-", "(", ")", 'NEAR("a" "b", 2)', "col:term", "🙂🙂",
+                                   "a AND OR NOT b", "x" * 10_240])
+def test_recall_accepts_any_query_text(api, query):
+    r = api.post("/recall", json={"query": query, "debug": True})
+    assert r.status_code == 200, r.text
+    assert isinstance(r.json()["kw"], list)
+
+
+def test_duplicates_and_nearest(api):
+    a = add(api, "The owner's passport expires in 2028.")["id"]
+    b = add(api, "Owner passport expiry: 2028.")["id"]
+    pairs = api.get("/duplicates", params={"threshold": 0.85}).json()["pairs"]
+    ids = [{p["a"]["id"], p["b"]["id"]} for p in pairs]
+    assert {a, b} in ids
+    scores = [p["score"] for p in pairs]
+    assert scores == sorted(scores, reverse=True) and all(s >= 0.85 for s in scores)
+    assert all(p["a"]["type"] == p["b"]["type"] for p in pairs)
+    assert_error(api.get("/duplicates", params={"threshold": 2}), 422)
+    nearest = {n["id"]: n["score"] for n in api.get("/duplicates/nearest").json()["nearest"]}
+    assert nearest[a] >= 0.85
+
+
+def test_neighbours_and_explain(api):
+    a = add(api, "Mara works as a nurse.")["id"]
+    near = api.get(f"/facts/{a}/neighbours", params={"limit": 3}).json()["neighbours"]
+    assert len(near) <= 3 and all(n["fact"]["id"] != a for n in near)
+    why = api.post("/explain", json={"query": "What does Mara do for work?", "id": a}).json()
+    assert "mara" in why["matched_terms"] and why["kw_rank"] >= 1 and why["vec_rank"] >= 1
+    assert why["score"] == pytest.approx(why["kw_contribution"] + why["vec_contribution"])
+
+
+def test_stats_and_reindex(api):
+    before = api.get("/stats").json()
+    r = api.post("/reindex")
+    assert r.status_code == 200 and r.json()["vectors"] == before["facts"]
+    after = api.get("/stats").json()
+    assert after["consistent"] and after["facts"] == before["facts"]
+
+
+def test_unknown_route_and_method_are_json_errors(api):
+    assert_error(api.get("/nope"), 404)
+    assert_error(api.put("/facts/1", json={}), 405)
+
+
+def test_openapi_document_lists_exactly_the_routes_served(service, tmp_path):
+    served = httpx.get(service.url + "/openapi.json").json()
+    assert served == openapi_document()
+    documented = {(path, method.upper()) for path, item in served["paths"].items() for method in item
+                  if method in ("get", "post", "patch", "delete", "put")}
+    app = create_app(Memory(tmp_path / "m.db", None), "s")
+    routed = {(route.path.replace(":int", ""), method) for route in app.app.routes
+              for method in route.methods - {"HEAD"}}
+    assert documented == routed and len(routed) == 14
