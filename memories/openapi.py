@@ -65,7 +65,10 @@ RECALL = obj(
         "results": {"type": "array", "items": HIT},
         "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
         "warning": {"type": "string"},
-        "kw": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "bm25": {"type": "number"}})},
+        "kw": {"type": "array", "items": obj({
+            "fact": FACT, "rank": {"type": "integer"}, "bm25": {"type": "number"},
+            "highlighted": {"type": "string", "description": "the text with each matched token between U+0002 and U+0003"},
+        })},
         "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
         "match": {"type": "string"},
         "fusion": FUSION,

@@ -26,6 +26,7 @@ MAX_TEXT = 8000
 MAX_SOURCE = 200
 MAX_QUERY = 32_000
 DEFAULT_THRESHOLD = 0.97
+HIGHLIGHT = ("\x02", "\x03")  # around each matched token in a keyword hit's "highlighted" text
 
 
 class StoreError(Exception):
@@ -389,11 +390,12 @@ class Memory:
         except Exception as e:
             return None, f"the embedding model failed ({e}): keyword-only recall"
 
-    def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
+    def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float, str]]:
+        """Top `depth` by BM25: (id, bm25, text with matched tokens between HIGHLIGHT marks)."""
         if not match:
             return []
         sql = (
-            "SELECT facts_fts.rowid, bm25(facts_fts) AS score FROM facts_fts"
+            "SELECT facts_fts.rowid, bm25(facts_fts) AS score, highlight(facts_fts, 0, char(2), char(3)) FROM facts_fts"
             " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?"
         )
         args: list = [match]
@@ -420,12 +422,12 @@ class Memory:
         with self._lock:
             kw = self._keyword(match, type, fusion.depth)
             vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
-            fused = fuse([fid for fid, _ in kw], [fid for fid, _ in vec], fusion)[:limit]
+            fused = fuse([h[0] for h in kw], [fid for fid, _ in vec], fusion)[:limit]
             wanted = {h[0] for h in fused}
             if debug:
-                wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
+                wanted |= {h[0] for h in kw} | {fid for fid, _ in vec}
             facts = self._get_many(wanted)
-        bm25 = dict(kw)
+        bm25 = {fid: score for fid, score, _ in kw}
         cosine = dict(vec)
         out: dict = {
             "results": [
@@ -445,7 +447,9 @@ class Memory:
         if warning:
             out["warning"] = warning
         if debug:
-            out["kw"] = [{"fact": facts[f].to_dict(), "rank": r, "bm25": s} for r, (f, s) in enumerate(kw, 1)]
+            out["kw"] = [
+                {"fact": facts[f].to_dict(), "rank": r, "bm25": s, "highlighted": h} for r, (f, s, h) in enumerate(kw, 1)
+            ]
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
             out["fusion"] = asdict(fusion)

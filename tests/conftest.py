@@ -40,3 +40,54 @@ def service(tmp_path_factory) -> Service:
 def api(service):
     with service.client() as c:
         yield c
+
+
+# -- the dashboard ----------------------------------------------------------------------
+
+import httpx  # noqa: E402
+
+from memories.client import MemoryClient  # noqa: E402
+
+OWNER_PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_status():
+    from dashboard.memory import forget_status
+
+    forget_status()
+    yield
+    forget_status()
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_superuser("owner", password=OWNER_PASSWORD, email="")
+
+
+@pytest.fixture
+def owner_client(client, owner):
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
+def mock_memory(monkeypatch, settings):
+    """Hand the dashboard a client on an httpx.MockTransport: `mock_memory(handler)`."""
+    from dashboard import memory
+
+    def install(handler):
+        settings.MEMORY_URL, settings.MEMORY_SECRET = "http://memory.test", "mock-secret"
+        client = MemoryClient("http://memory.test", "mock-secret", transport=httpx.MockTransport(handler), retries=0)
+        monkeypatch.setitem(memory._clients, memory.client_key(), client)
+        return client
+
+    return install
+
+
+@pytest.fixture
+def live_memory(service, settings):
+    """Point the dashboard at the real memory service on loopback."""
+    settings.MEMORY_URL = service.url
+    settings.MEMORY_SECRET = service.secret
+    return service

@@ -1,0 +1,29 @@
+from django import forms
+
+TYPE_CHOICES = [("fact", "fact"), ("skill", "skill"), ("log", "log")]
+MAX_TEXT = 8000  # the contract's limit; the service enforces it too
+
+
+class FactForm(forms.Form):
+    text = forms.CharField(max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 2}), strip=True)
+    type = forms.ChoiceField(choices=TYPE_CHOICES, initial="fact")
+    source = forms.CharField(max_length=200, required=False, strip=True)
+
+
+class FactFilter(forms.Form):
+    q = forms.CharField(required=False, label="Search", max_length=500)
+    type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
+    source = forms.CharField(required=False, max_length=200)
+    cursor = forms.CharField(required=False, max_length=500)
+
+
+class RecallForm(forms.Form):
+    q = forms.CharField(required=False, label="Query", max_length=32000)
+    type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
+    limit = forms.IntegerField(min_value=1, max_value=100, initial=15, required=False)
+    pin = forms.IntegerField(min_value=1, required=False, label="Where is fact #")
+
+
+class DuplicateFilter(forms.Form):
+    threshold = forms.FloatField(min_value=0.5, max_value=1.0, required=False)
+    type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)

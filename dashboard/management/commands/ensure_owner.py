@@ -1,0 +1,25 @@
+"""Create the owner's account on first run and say how to sign in."""
+
+import secrets
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Create the owner account if there is none, printing its one-time password."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--username", default="owner")
+
+    def handle(self, *args, username, **options):
+        User = get_user_model()
+        if User.objects.filter(is_superuser=True).exists():
+            return
+        password = secrets.token_urlsafe(12)
+        User.objects.create_superuser(username=username, password=password, email="")
+        self.stdout.write(
+            "\nThe owner account was created. Sign in at http://127.0.0.1:8000/login/ with\n"
+            f"    username: {username}\n    password: {password}\n"
+            f"Change it with: .venv/bin/python manage.py changepassword {username}\n"
+        )

@@ -1,0 +1,19 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from .views import account, duplicates, facts, recall
+
+urlpatterns = [
+    path("login/", account.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", facts.fact_list, name="facts"),
+    path("facts/new", facts.fact_add, name="fact_add"),
+    path("facts/bulk-delete", facts.fact_bulk_delete, name="fact_bulk_delete"),
+    path("facts/<int:fact_id>/", facts.fact_detail, name="fact_detail"),
+    path("facts/<int:fact_id>/row", facts.fact_row, name="fact_row"),
+    path("facts/<int:fact_id>/edit", facts.fact_edit, name="fact_edit"),
+    path("facts/<int:fact_id>/delete", facts.fact_delete, name="fact_delete"),
+    path("duplicates/", duplicates.duplicate_list, name="duplicates"),
+    path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
+    path("recall/", recall.recall_debugger, name="recall"),
+]

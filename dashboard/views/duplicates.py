@@ -1,0 +1,99 @@
+"""Review near-duplicate pairs and resolve them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from memories.client import BadRequest, Conflict, NotFound
+
+from ..diff import chart, histogram, word_diff
+from ..forms import DuplicateFilter
+from ..memory import forget_status, memory
+from ..models import DismissedPair
+
+BINS_LOW = 0.5
+
+
+@require_GET
+def duplicate_list(request: HttpRequest) -> HttpResponse:
+    form = DuplicateFilter(request.GET)
+    form.is_valid()
+    threshold = form.cleaned_data.get("threshold") or settings.DUPLICATE_THRESHOLD
+    type = form.cleaned_data.get("type") or None
+    client = memory()
+    pairs, total = client.duplicates(threshold, type=type, limit=500)
+    dismissed = DismissedPair.all_keys()
+    shown = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
+    rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text)} for p in shown]
+
+    nearest = client.nearest(type)
+    bins = histogram(nearest, low=BINS_LOW)
+    caught = sum(1 for s in nearest if s >= threshold)
+    context = {
+        "form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
+        "chart": chart(bins, threshold), "peak": max(b["count"] for b in bins), "caught": caught,
+        "nearest_count": len(nearest), "query": request.GET.urlencode(),
+    }
+    return render(request, "duplicates.html", context)
+
+
+@require_POST
+def duplicate_resolve(request: HttpRequest) -> HttpResponse:
+    """keep_a / keep_b delete the other; merge saves new text on the kept one and deletes the other;
+    not_duplicate remembers the pair so it is never shown again."""
+    try:
+        a, b = int(request.POST["a"]), int(request.POST["b"])
+    except (KeyError, ValueError):
+        return HttpResponseBadRequest("A pair needs two fact ids.")
+    action = request.POST.get("action")
+    back = request.POST.get("next") or ""
+    client = memory()
+    try:
+        if action == "keep_a":
+            client.delete(b)
+            messages.success(request, f"Kept #{a}, deleted #{b}.")
+        elif action == "keep_b":
+            client.delete(a)
+            messages.success(request, f"Kept #{b}, deleted #{a}.")
+        elif action == "merge":
+            keep, drop = (a, b) if request.POST.get("keep") != "b" else (b, a)
+            text = (request.POST.get("text") or "").strip()
+            if not text:
+                messages.error(request, "The merged text is empty; nothing was changed.")
+                return redirect(_back(back))
+            try:
+                client.edit(keep, text=text)
+            except Conflict as e:
+                if not (e.existing and e.existing.id == drop):
+                    messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
+                    return redirect(_back(back))
+                # The merged text duplicates the fact being dropped: drop it first, then save.
+                client.delete(drop)
+                client.edit(keep, text=text)
+            except BadRequest as e:
+                messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
+                return redirect(_back(back))
+            else:
+                client.delete(drop)
+            messages.success(request, f"Saved #{keep} with the merged text and deleted #{drop}.")
+        elif action == "not_duplicate":
+            DismissedPair.dismiss(a, b)
+            messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again.")
+        else:
+            return HttpResponseBadRequest("Unknown action.")
+    except NotFound:
+        messages.warning(request, "One of those facts is already gone.")
+    forget_status()
+    return redirect(_back(back))
+
+
+def _back(query: str) -> str:
+    from django.urls import reverse
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    url = reverse("duplicates") + (f"?{query}" if query and not query.startswith(("/", "http")) else "")
+    return url if url_has_allowed_host_and_scheme(url, allowed_hosts=None) else reverse("duplicates")

@@ -1,0 +1,156 @@
+"""Browse, search, add, edit and delete facts."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
+
+from ..forms import FactFilter, FactForm
+from ..memory import forget_status, memory
+
+PAGE_SIZE = 50
+BULK_LIMIT = 200
+
+
+def get_fact_or_404(fact_id: int):
+    from django.http import Http404
+
+    try:
+        return memory().get(fact_id)
+    except NotFound:
+        raise Http404(f"There is no fact #{fact_id} in the memory.") from None
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def fact_list(request: HttpRequest) -> HttpResponse:
+    filters = FactFilter(request.GET)
+    filters.is_valid()
+    f = filters.cleaned_data
+    page = memory().list_facts(type=f.get("type") or None, source=f.get("source") or None, q=f.get("q") or None,
+                               limit=PAGE_SIZE, cursor=f.get("cursor") or None)
+    context = {"filters": filters, "page": page, "form": FactForm(), "query": request.GET.urlencode()}
+    if request.htmx and request.htmx.target == "fact-list":
+        return render(request, "facts/list.html#fact-list", context)
+    return render(request, "facts/list.html", context)
+
+
+@require_POST
+def fact_add(request: HttpRequest) -> HttpResponse:
+    form = FactForm(request.POST)
+    result = None
+    if form.is_valid():
+        try:
+            result = memory().add(**form.cleaned_data)
+        except BadRequest as e:
+            form.add_error("text", e.message)
+        except ServiceUnavailable as e:
+            form.add_error(None, f"The memory cannot store facts right now: {e.message}")
+    if result is not None:
+        forget_status()
+        if result.created:
+            form = FactForm(initial={"type": result.fact.type, "source": result.fact.source})
+    if not request.htmx:
+        if result is not None and result.created:
+            messages.success(request, f"Added fact #{result.fact.id}.")
+            return redirect("facts")
+        if result is not None:
+            messages.warning(request, f"Already stored as fact #{result.fact.id} ({result.match} match).")
+            return redirect("fact_detail", fact_id=result.fact.id)
+    page = memory().list_facts(limit=PAGE_SIZE)
+    context = {"form": form, "result": result, "page": page, "filters": FactFilter()}
+    return render(request, "facts/list.html#add-panel", context, status=200 if form.is_valid() else 422)
+
+
+@require_GET
+def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
+    fact = get_fact_or_404(fact_id)
+    neighbours = memory().neighbours(fact_id, limit=10)
+    return render(request, "facts/detail.html", {"fact": fact, "neighbours": neighbours})
+
+
+@require_GET
+def fact_row(request: HttpRequest, fact_id: int) -> HttpResponse:
+    return render(request, "facts/list.html#fact-row", {"fact": get_fact_or_404(fact_id)})
+
+
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
+    fact = get_fact_or_404(fact_id)
+    conflict = None
+    if request.method == "POST":
+        form = FactForm(request.POST)
+        if form.is_valid():
+            try:
+                fact = memory().edit(fact_id, **form.cleaned_data)
+            except Conflict as e:
+                conflict = e.existing
+                form.add_error("text", f"This would duplicate fact #{conflict.id if conflict else '?'}: {e.message}")
+            except BadRequest as e:
+                form.add_error("text", e.message)
+            except ServiceUnavailable as e:
+                form.add_error(None, f"The memory cannot re-embed this fact right now: {e.message}")
+            else:
+                if request.htmx:
+                    return render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})
+                messages.success(request, f"Saved fact #{fact.id}.")
+                return redirect("fact_detail", fact_id=fact.id)
+        status = 409 if conflict else 422
+    else:
+        form = FactForm(initial={"text": fact.text, "type": fact.type, "source": fact.source})
+        status = 200
+    context = {"fact": fact, "form": form, "conflict": conflict}
+    template = "facts/list.html#fact-edit-row" if request.htmx else "facts/edit.html"
+    return render(request, template, context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
+    """GET asks for confirmation; POST deletes (htmx confirms in the browser first)."""
+    fact = get_fact_or_404(fact_id)
+    if request.method == "GET":
+        return render(request, "facts/delete.html", {"facts": [fact]})
+    memory().delete(fact_id)
+    forget_status()
+    if request.htmx:
+        return render(request, "facts/list.html#deleted-row", {"fact": fact})
+    messages.success(request, f"Deleted fact #{fact_id}.")
+    return redirect("facts")
+
+
+@require_POST
+def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
+    """First POST (from the list's checkboxes) shows what will go; the second, with confirm, deletes."""
+    try:
+        ids = sorted({int(i) for i in request.POST.getlist("ids")})[:BULK_LIMIT]
+    except ValueError:
+        ids = []
+    if not ids:
+        messages.warning(request, "Select at least one fact to delete.")
+        return redirect("facts")
+    client = memory()
+    if request.POST.get("confirm") != "yes":
+        facts = []
+        for i in ids:
+            try:
+                facts.append(client.get(i))
+            except NotFound:
+                pass
+        return render(request, "facts/delete.html", {"facts": facts, "bulk": True})
+    deleted = []
+    for i in ids:
+        try:
+            client.delete(i)
+            deleted.append(i)
+        except NotFound:
+            pass  # already gone: the owner's intent holds
+    forget_status()
+    messages.success(request, f"Deleted {len(deleted)} fact{'s' if len(deleted) != 1 else ''}: " + ", ".join(f"#{i}" for i in deleted))
+    return redirect(reverse("facts"))

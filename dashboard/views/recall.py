@@ -1,0 +1,50 @@
+"""The recall debugger: keyword, vector and fused rankings of one query side by side."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memories.client import BadRequest, NotFound
+
+from ..forms import RecallForm
+from ..memory import memory
+
+
+@require_GET
+def recall_debugger(request: HttpRequest) -> HttpResponse:
+    form = RecallForm(request.GET or None)
+    context: dict = {"form": form}
+    if form.is_bound and form.is_valid() and form.cleaned_data["q"].strip():
+        q = form.cleaned_data["q"]
+        type = form.cleaned_data.get("type") or None
+        limit = form.cleaned_data.get("limit") or 15
+        pin = form.cleaned_data.get("pin")
+        client = memory()
+        try:
+            result = client.recall(q, type=type, limit=limit, debug=True)
+        except BadRequest as e:
+            form.add_error("q", e.message)
+            return render(request, "recall.html", context, status=422)
+        k = result.fusion.get("k", 60)
+        kw_weight = result.fusion.get("kw_weight", 1.0)
+        vec_weight = result.fusion.get("vec_weight", 1.0)
+        fused = [
+            {
+                "hit": h, "rank": i,
+                "kw_part": kw_weight / (k + h.kw_rank) if h.kw_rank else 0.0,
+                "vec_part": vec_weight / (k + h.vec_rank) if h.vec_rank else 0.0,
+            }
+            for i, h in enumerate(result.results, start=1)
+        ]
+        context.update(result=result, fused=fused, k=k, query=q, pin=pin)
+        if pin:
+            try:
+                context["explain"] = client.explain(q, pin, type=type)
+            except NotFound:
+                context["pin_missing"] = True
+            else:
+                fused_ids = [h.fact.id for h in result.results]
+                context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
+    return render(request, "recall.html", context)

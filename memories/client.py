@@ -1,0 +1,305 @@
+"""The one way the dashboard reaches a memory: an httpx client of ../shared/memory-api.md.
+
+Works against any implementation of the contract (the local service, a Durable Object).
+Errors form one tree: `Unreachable` (no answer: refused, timed out) apart from `StatusError`
+(an answer with an error status) and `InvalidResponse` (an answer that is not the contract).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+CONNECT_TIMEOUT = 2.0
+READ_TIMEOUT = 10.0
+SLOW_READ_TIMEOUT = 300.0  # /reindex re-embeds every fact
+RETRIES = 2  # for requests that are safe to repeat (reads), and only when nothing was answered
+SECRET_HEADER = "X-Memory-Secret"
+
+
+class MemoryServiceError(Exception):
+    """Root of every error this client raises."""
+
+
+class Unreachable(MemoryServiceError):
+    """No answer: the service is down, refused the connection, or is not at this address."""
+
+    def __init__(self, message: str, url: str):
+        super().__init__(message)
+        self.url = url
+
+
+class TimedOut(Unreachable):
+    """The service did not answer within the client's timeout."""
+
+
+class InvalidResponse(MemoryServiceError):
+    """An answer that is not what the contract says (not JSON, missing fields)."""
+
+
+class StatusError(MemoryServiceError):
+    """The service answered with an error status."""
+
+    def __init__(self, status: int, code: str, message: str, body: dict | None = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message, self.body = status, code, message, body or {}
+
+
+class BadRequest(StatusError):
+    """400, 413 or 422: the service refused what was sent."""
+
+
+class Unauthorized(StatusError):
+    """401: the shared secret is missing or wrong."""
+
+
+class NotFound(StatusError):
+    pass
+
+
+class Conflict(StatusError):
+    """409: an edit would duplicate another fact, named in `existing`."""
+
+    @property
+    def existing(self) -> Fact | None:
+        raw = self.body.get("error", {}).get("existing")
+        return Fact.from_json(raw) if raw else None
+
+
+class ServiceUnavailable(StatusError):
+    """503: the embedding model or store is unavailable."""
+
+
+def error_for_status(status: int) -> type[StatusError]:
+    if status in (400, 413, 422):
+        return BadRequest
+    return {401: Unauthorized, 404: NotFound, 409: Conflict, 503: ServiceUnavailable}.get(status, StatusError)
+
+
+def parse_time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: int
+    text: str
+    type: str
+    source: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_json(cls, d: dict) -> Fact:
+        return cls(d["id"], d["text"], d["type"], d.get("source", ""), parse_time(d["created_at"]), parse_time(d["updated_at"]))
+
+
+@dataclass(frozen=True)
+class AddResult:
+    fact: Fact
+    created: bool
+    match: str | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    facts: list[Fact]
+    next_cursor: str | None
+    total: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    fact: Fact
+    score: float
+    via: str
+    kw_rank: int | None
+    vec_rank: int | None
+    bm25: float | None = None
+    cosine: float | None = None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A place in one list: the keyword list (score is BM25) or the vector list (cosine)."""
+
+    fact: Fact
+    rank: int
+    score: float
+    highlighted: str | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    results: list[Hit]
+    mode: str = "hybrid"
+    warning: str | None = None
+    kw: list[Ranked] = field(default_factory=list)
+    vec: list[Ranked] = field(default_factory=list)
+    match: str | None = None
+    fusion: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: Fact
+    b: Fact
+    score: float
+
+
+@dataclass(frozen=True)
+class Health:
+    ok: bool
+    facts: int
+    model: str | None
+    dims: int
+    mode: str
+
+
+class MemoryClient:
+    def __init__(
+        self,
+        base_url: str,
+        secret: str,
+        *,
+        timeout: httpx.Timeout | float | None = None,
+        transport: httpx.BaseTransport | None = None,
+        retries: int = RETRIES,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries
+        self.http = httpx.Client(
+            base_url=self.base_url,
+            headers={SECRET_HEADER: secret, "Accept": "application/json"},
+            timeout=timeout or httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+
+    # -- transport ---------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, *, safe: bool = False, **kwargs) -> Any:
+        attempts = 1 + (self.retries if safe else 0)
+        for attempt in range(attempts):
+            try:
+                response = self.http.request(method, path, **kwargs)
+                break
+            except httpx.TimeoutException as e:
+                # A read timeout may mean the work is being done: repeat only connect timeouts.
+                if isinstance(e, httpx.ConnectTimeout) and attempt + 1 < attempts:
+                    continue
+                raise TimedOut(f"the memory service at {self.base_url} did not answer in time", self.base_url) from None
+            except httpx.TransportError as e:
+                if attempt + 1 < attempts:
+                    continue
+                raise Unreachable(f"cannot reach the memory service at {self.base_url}: {type(e).__name__}", self.base_url) from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400:
+            err = body.get("error") if isinstance(body, dict) else None
+            if not isinstance(err, dict):
+                err = {"code": "http_error", "message": f"the service answered {response.status_code} without a JSON error"}
+            raise error_for_status(response.status_code)(
+                response.status_code, str(err.get("code", "error")), str(err.get("message", "")), body if isinstance(body, dict) else None
+            )
+        if not isinstance(body, dict):
+            raise InvalidResponse(f"{method} {path} answered {response.status_code} with something that is not a JSON object")
+        return body
+
+    def _parse(self, fn, body):
+        try:
+            return fn(body)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise InvalidResponse(f"the memory service's answer is missing or mangles a field: {e!r}") from None
+
+    # -- the contract ------------------------------------------------------------------
+
+    def health(self) -> Health:
+        body = self._request("GET", "/health", safe=True)
+        return self._parse(lambda b: Health(bool(b["ok"]), int(b["facts"]), b.get("model"), int(b.get("dims", 0)),
+                                            b.get("mode", "hybrid")), body)
+
+    def stats(self) -> dict:
+        return self._request("GET", "/stats", safe=True)
+
+    def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
+                   limit: int = 50, cursor: str | None = None) -> Page:
+        params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor}.items() if v}
+        body = self._request("GET", "/facts", safe=True, params=params)
+        return self._parse(lambda b: Page([Fact.from_json(f) for f in b["facts"]], b.get("next_cursor"), int(b["total"])), body)
+
+    def get(self, fact_id: int) -> Fact:
+        return self._parse(Fact.from_json, self._request("GET", f"/facts/{int(fact_id)}", safe=True))
+
+    def add(self, text: str, type: str = "fact", source: str = "") -> AddResult:
+        body = self._request("POST", "/facts", json={"text": text, "type": type, "source": source})
+
+        def parse(b):
+            dup = b.get("duplicate") or {}
+            return AddResult(Fact.from_json(b["fact"]), bool(b["created"]), dup.get("match"), dup.get("score"))
+
+        return self._parse(parse, body)
+
+    def edit(self, fact_id: int, *, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+        changes = {k: v for k, v in {"text": text, "type": type, "source": source}.items() if v is not None}
+        return self._parse(Fact.from_json, self._request("PATCH", f"/facts/{int(fact_id)}", json=changes))
+
+    def delete(self, fact_id: int) -> Fact | None:
+        body = self._request("DELETE", f"/facts/{int(fact_id)}")
+        return self._parse(Fact.from_json, body["fact"]) if "fact" in body else None
+
+    def recall(self, query: str, *, type: str | None = None, limit: int = 15, debug: bool = False,
+               fusion: dict | None = None) -> Recall:
+        payload: dict = {"query": query, "limit": limit, "debug": debug}
+        if type:
+            payload["type"] = type
+        if fusion:
+            payload["fusion"] = fusion
+        body = self._request("POST", "/recall", safe=True, json=payload)
+
+        def parse(b):
+            return Recall(
+                results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
+                             h.get("bm25"), h.get("cosine")) for h in b["results"]],
+                mode=b.get("mode", "hybrid"),
+                warning=b.get("warning"),
+                kw=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["bm25"], h.get("highlighted")) for h in b.get("kw", [])],
+                vec=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["cosine"]) for h in b.get("vec", [])],
+                match=b.get("match"),
+                fusion=b.get("fusion") or {},
+            )
+
+        return self._parse(parse, body)
+
+    def explain(self, query: str, fact_id: int, *, type: str | None = None, fusion: dict | None = None) -> dict:
+        payload: dict = {"query": query, "id": int(fact_id)}
+        if type:
+            payload["type"] = type
+        if fusion:
+            payload["fusion"] = fusion
+        return self._request("POST", "/explain", safe=True, json=payload)
+
+    def duplicates(self, threshold: float = 0.97, *, type: str | None = None, limit: int = 1000) -> tuple[list[Pair], int]:
+        params = {"threshold": threshold, "limit": limit, **({"type": type} if type else {})}
+        body = self._request("GET", "/duplicates", safe=True, params=params)
+        return self._parse(lambda b: ([Pair(Fact.from_json(p["a"]), Fact.from_json(p["b"]), float(p["score"]))
+                                       for p in b["pairs"]], int(b.get("total", len(b["pairs"])))), body)
+
+    def nearest(self, type: str | None = None) -> list[float]:
+        body = self._request("GET", "/duplicates/nearest", safe=True, params={"type": type} if type else None)
+        return self._parse(lambda b: [float(n["score"]) for n in b["nearest"]], body)
+
+    def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
+        body = self._request("GET", f"/facts/{int(fact_id)}/neighbours", safe=True, params={"limit": limit})
+        return self._parse(lambda b: [(Fact.from_json(n["fact"]), float(n["cosine"])) for n in b["neighbours"]], body)
+
+    def reindex(self) -> dict:
+        return self._request("POST", "/reindex", timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))

@@ -1,0 +1,133 @@
+"""Views against a memory on httpx.MockTransport: what the owner sees when the service misbehaves."""
+
+import json
+
+import httpx
+import pytest
+from django.urls import reverse
+
+from tests.fake_memory import FakeMemory, fact
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [("facts", {}), ("duplicates", {}), ("recall", {"q": "Priya"}), ("fact_detail", {"fact_id": 1})]
+
+
+def url(name, args):
+    return reverse(name, kwargs=args) if "fact_id" in args else reverse(name) + ("?q=Priya" if args else "")
+
+
+@pytest.mark.parametrize("name,args", PAGES)
+@pytest.mark.parametrize("failure,status,says", [
+    (httpx.ConnectError("refused"), 503, "not reachable"),
+    (httpx.ReadTimeout("slow"), 504, "too slow"),
+])
+def test_a_down_or_slow_service_gets_a_plain_page(owner_client, mock_memory, name, args, failure, status, says):
+    def handler(request):
+        raise failure
+
+    mock_memory(handler)
+    response = owner_client.get(url(name, args))
+    assert response.status_code == status
+    html = response.content.decode()
+    assert says in html and "http://memory.test" in html
+    assert "Traceback" not in html and "mock-secret" not in html
+
+
+@pytest.mark.parametrize("name,args", PAGES)
+@pytest.mark.parametrize("answer,says", [
+    (httpx.Response(200, text="<html>a captive portal</html>"), "answered something unexpected"),
+    (httpx.Response(401, json={"error": {"code": "unauthorized", "message": "wrong"}}), "refused the dashboard"),
+    (httpx.Response(500, text="boom"), "reported an error"),
+])
+def test_a_service_answering_garbage_gets_a_plain_page(owner_client, mock_memory, name, args, answer, says):
+    mock_memory(lambda request: answer)
+    response = owner_client.get(url(name, args))
+    assert response.status_code == 502
+    assert says in response.content.decode()
+
+
+def test_an_htmx_request_gets_the_problem_in_the_alerts_area(owner_client, mock_memory):
+    def handler(request):
+        raise httpx.ConnectError("refused")
+
+    mock_memory(handler)
+    response = owner_client.get(reverse("facts"), {"q": "x"}, headers={"HX-Request": "true", "HX-Target": "fact-list"})
+    assert response.status_code == 503 and response["HX-Retarget"] == "#alerts"
+    assert "<html" not in response.content.decode() and "not reachable" in response.content.decode()
+
+
+def test_the_status_banner_shows_url_count_and_model_not_the_secret(owner_client, mock_memory):
+    mock_memory(FakeMemory(fact(1, "Priya is the owner's sister.")))
+    html = owner_client.get(reverse("facts")).content.decode()
+    assert "http://memory.test" in html and "1 fact" in html and "model fake" in html and "no orphans" in html
+    assert "mock-secret" not in html
+
+
+def test_the_list_shows_each_fact_with_its_metadata(owner_client, mock_memory):
+    mock_memory(FakeMemory(fact(1, "Priya is the owner's sister.", source="chat"), fact(2, "Use the train.", "skill", "owner")))
+    response = owner_client.get(reverse("facts"))
+    html = response.content.decode()
+    assert "2 facts" in html and 'id="fact-2"' in html and "Use the train." in html
+    assert html.index('id="fact-2"') < html.index('id="fact-1"')  # newest first
+
+
+def test_live_search_returns_only_the_list_partial(owner_client, mock_memory):
+    mock_memory(FakeMemory(fact(1, "Priya is the owner's sister."), fact(2, "Use the train.")))
+    response = owner_client.get(reverse("facts"), {"q": "train"}, headers={"HX-Request": "true", "HX-Target": "fact-list"})
+    html = response.content.decode()
+    assert "<html" not in html and 'id="fact-list"' in html
+    assert "1 fact matching “train”" in html and "Priya" not in html
+
+
+def test_an_unknown_fact_is_a_404_page(owner_client, mock_memory):
+    mock_memory(FakeMemory())
+    assert owner_client.get(reverse("fact_detail", args=[99])).status_code == 404
+
+
+def test_adding_empty_text_is_refused_without_calling_the_service(owner_client, mock_memory):
+    fake = FakeMemory()
+    mock_memory(fake)
+    response = owner_client.post(reverse("fact_add"), {"text": "   ", "type": "fact"}, headers={"HX-Request": "true"})
+    assert response.status_code == 422 and "This field is required" in response.content.decode()
+    assert not [r for r in fake.requests if r.method == "POST"]
+
+
+def test_an_edit_conflict_is_shown_with_a_link(owner_client, mock_memory):
+    existing = fact(1, "Tom is tall.")
+
+    def handler(request):
+        if request.method == "PATCH":
+            return httpx.Response(409, json={"error": {"code": "duplicate", "message": "would duplicate fact 1",
+                                                       "existing": existing}})
+        return FakeMemory(existing, fact(2, "Anna is short."))(request)
+
+    mock_memory(handler)
+    response = owner_client.post(reverse("fact_edit", args=[2]), {"text": "tom is tall.", "type": "fact"},
+                                 headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "This would duplicate fact #1" in html and reverse("fact_detail", args=[1]) in html
+    assert "<tr" in html and "<html" not in html
+
+
+def test_the_recall_debugger_keeps_the_query_in_the_url_and_computes_contributions(owner_client, mock_memory):
+    f = fact(3, "Priya is the owner's sister.")
+
+    def handler(request):
+        if request.url.path == "/recall":
+            assert json.loads(request.content)["debug"] is True
+            return httpx.Response(200, json={
+                "results": [{"fact": f, "score": 1 / 61 + 1 / 62, "via": "both", "kw_rank": 1, "vec_rank": 2}],
+                "mode": "hybrid", "kw": [{"fact": f, "rank": 1, "bm25": -1.5, "highlighted": "\x02Priya\x03 is the owner's sister."}],
+                "vec": [{"fact": f, "rank": 2, "cosine": 0.71}], "match": '"priya"',
+                "fusion": {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0},
+            })
+        return FakeMemory(f)(request)
+
+    mock_memory(handler)
+    response = owner_client.get(reverse("recall"), {"q": "<b>Who</b> is Priya?"})
+    html = response.content.decode()
+    assert "<mark>Priya</mark>" in html and "<b>Who</b>" not in html  # matched terms marked, user text escaped
+    assert "+0.01639" in html and "+0.01613" in html  # 1/61 and 1/62
+    assert 'class="badge via-both"' in html and "&quot;priya&quot;" in html
