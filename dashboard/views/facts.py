@@ -63,9 +63,8 @@ def fact_add(request: HttpRequest) -> HttpResponse:
         if result is not None:
             messages.warning(request, f"Already stored as fact #{result.fact.id} ({result.match} match).")
             return redirect("fact_detail", fact_id=result.fact.id)
-    page = memory().list_facts(limit=PAGE_SIZE)
-    context = {"form": form, "result": result, "page": page, "filters": FactFilter()}
-    return render(request, "facts/list.html#add-panel", context, status=200 if form.is_valid() else 422)
+    context = {"form": form, "result": result}
+    return render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
 
 
 @require_GET
