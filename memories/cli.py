@@ -7,9 +7,10 @@ import json
 import logging
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from .recall import Fusion
+from .recall import PRESETS, Fusion
 from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_source, clean_text, clean_type
 
 IMPORT_BATCH = 64
@@ -20,17 +21,24 @@ def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name) or default)
 
 
+def fusion_from_env() -> Fusion:
+    """MEMORY_FUSION picks a preset (default, seed); MEMORY_RRF_K etc. override single settings."""
+    base = PRESETS[os.environ.get("MEMORY_FUSION") or "default"]
+    return replace(
+        base,
+        k=int(env_float("MEMORY_RRF_K", base.k)),
+        depth=int(env_float("MEMORY_LIST_DEPTH", base.depth)),
+        kw_weight=env_float("MEMORY_KW_WEIGHT", base.kw_weight),
+        vec_weight=env_float("MEMORY_VEC_WEIGHT", base.vec_weight),
+        hop=env_float("MEMORY_HOP", base.hop),
+    )
+
+
 def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
     from .embeddings import load_embedder
 
-    fusion = Fusion(
-        k=int(env_float("MEMORY_RRF_K", 60)),
-        depth=int(env_float("MEMORY_LIST_DEPTH", 30)),
-        kw_weight=env_float("MEMORY_KW_WEIGHT", 1.0),
-        vec_weight=env_float("MEMORY_VEC_WEIGHT", 1.0),
-    )
     threshold = env_float("MEMORY_DUP_THRESHOLD", DEFAULT_THRESHOLD)
-    return Memory(db, load_embedder(embedder_spec), fusion=fusion, threshold=threshold)
+    return Memory(db, load_embedder(embedder_spec), fusion=fusion_from_env(), threshold=threshold)
 
 
 def serve(args: argparse.Namespace) -> int:

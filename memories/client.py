@@ -121,6 +121,7 @@ class Hit:
     vec_rank: int | None
     bm25: float | None = None
     cosine: float | None = None
+    parts: dict | None = None  # {"kw", "vec", "hop"}: what each list added to the score
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,7 @@ class MemoryClient:
         def parse(b):
             return Recall(
                 results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
-                             h.get("bm25"), h.get("cosine")) for h in b["results"]],
+                             h.get("bm25"), h.get("cosine"), h.get("parts")) for h in b["results"]],
                 mode=b.get("mode", "hybrid"),
                 warning=b.get("warning"),
                 kw=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["bm25"], h.get("highlighted")) for h in b.get("kw", [])],

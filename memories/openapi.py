@@ -48,10 +48,15 @@ def query(name: str, schema: dict, description: str = "") -> dict:
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 FUSION = obj(
     {
+        "preset": {"type": "string", "enum": ["default", "seed"], "description": "start from these settings"},
         "k": {"type": "integer", "minimum": 0, "maximum": 1000},
         "depth": {"type": "integer", "minimum": 1, "maximum": 1000},
         "kw_weight": {"type": "number", "minimum": 0, "maximum": 10},
         "vec_weight": {"type": "number", "minimum": 0, "maximum": 10},
+        "phrases": {"type": "boolean"},
+        "method": {"type": "string", "enum": ["rrf", "relative", "ratio"]},
+        "alias_self": {"type": "boolean"},
+        "hop": {"type": "number", "minimum": 0, "maximum": 10},
     },
     required=[],
     extra=False,
@@ -59,6 +64,7 @@ FUSION = obj(
 HIT = obj({
     "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
+    "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "hop": {"type": "number"}}),
 })
 RECALL = obj(
     {
@@ -203,7 +209,8 @@ def openapi_document() -> dict:
                     "matched_terms": {"type": "array", "items": {"type": "string"}},
                     "bm25": NULLABLE_NUM, "kw_rank": NULLABLE_INT, "cosine": NULLABLE_NUM, "vec_rank": NULLABLE_INT,
                     "depth": {"type": "integer"}, "kw_contribution": {"type": "number"},
-                    "vec_contribution": {"type": "number"}, "score": {"type": "number"}, "fusion": FUSION,
+                    "vec_contribution": {"type": "number"}, "hop_contribution": {"type": "number"},
+                    "score": {"type": "number"}, "fused_rank": NULLABLE_INT, "fusion": FUSION,
                     "warning": {"type": "string"},
                 }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),
                     **errors("400", "401", "404", "413", "422")},

@@ -19,7 +19,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
-from .recall import Fusion
+from .recall import METHODS, PRESETS, Fusion
 from .store import Conflict, InvalidInput, Memory, StoreError, TooLarge
 
 log = logging.getLogger(__name__)
@@ -107,20 +107,43 @@ def optional_str(data: dict, name: str) -> str | None:
 
 
 def fusion_param(data: dict, default: Fusion) -> Fusion:
+    """The request's fusion settings: a preset ("default" or "seed") and/or single settings."""
     raw = data.get("fusion")
     if raw is None:
         return default
     if not isinstance(raw, dict):
         raise InvalidInput("fusion must be an object")
-    unknown = set(raw) - {"k", "depth", "kw_weight", "vec_weight"}
+    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "hop"}
     if unknown:
         raise InvalidInput(f"unknown fusion settings: {', '.join(sorted(unknown))}")
+    if "preset" in raw:
+        default = PRESETS[choice_param(raw["preset"], "fusion.preset", "default", tuple(PRESETS))]
     return Fusion(
         k=int_param(raw.get("k"), "fusion.k", default.k, 0, 1000),
         depth=int_param(raw.get("depth"), "fusion.depth", default.depth, 1, 1000),
         kw_weight=float_param(raw.get("kw_weight"), "fusion.kw_weight", default.kw_weight, 0, 10),
         vec_weight=float_param(raw.get("vec_weight"), "fusion.vec_weight", default.vec_weight, 0, 10),
+        phrases=bool_param(raw.get("phrases"), "fusion.phrases", default.phrases),
+        method=choice_param(raw.get("method"), "fusion.method", default.method, METHODS),
+        alias_self=bool_param(raw.get("alias_self"), "fusion.alias_self", default.alias_self),
+        hop=float_param(raw.get("hop"), "fusion.hop", default.hop, 0, 10),
     )
+
+
+def bool_param(value, name: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false")
+    return value
+
+
+def choice_param(value, name: str, default: str, choices: tuple[str, ...]) -> str:
+    if value is None:
+        return default
+    if value not in choices:
+        raise InvalidInput(f"{name} must be one of {', '.join(choices)}")
+    return value
 
 
 def fact_id(request: Request) -> int:

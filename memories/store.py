@@ -19,7 +19,7 @@ import numpy as np
 
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
-from .recall import Fusion, fuse, match_expression, via
+from .recall import DEFAULT, Fused, Fusion, fuse, names, quote, via
 from .vectors import TYPES, VectorIndex
 
 MAX_TEXT = 8000
@@ -143,7 +143,7 @@ class Memory:
     ):
         self.path = str(path)
         self.embedder = embedder
-        self.fusion = fusion or Fusion()
+        self.fusion = fusion or DEFAULT
         self.threshold = threshold
         self._lock = threading.RLock()
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -417,13 +417,16 @@ class Memory:
         if type is not None:
             clean_type(type)
         fusion = fusion or self.fusion
-        match = match_expression(query)
+        match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         with self._lock:
             kw = self._keyword(match, type, fusion.depth)
             vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
-            fused = fuse([h[0] for h in kw], [fid for fid, _ in vec], fusion)[:limit]
-            wanted = {h[0] for h in fused}
+            fused = fuse([(h[0], -h[1]) for h in kw], vec, fusion)
+            if fusion.hop and fused:
+                self._hop(fused, query, type, fusion)
+            fused = fused[:limit]
+            wanted = {h.id for h in fused}
             if debug:
                 wanted |= {h[0] for h in kw} | {fid for fid, _ in vec}
             facts = self._get_many(wanted)
@@ -432,15 +435,16 @@ class Memory:
         out: dict = {
             "results": [
                 {
-                    "fact": facts[fid].to_dict(),
-                    "score": score,
-                    "via": via(kr, vr),
-                    "kw_rank": kr,
-                    "vec_rank": vr,
-                    "bm25": bm25.get(fid),
-                    "cosine": cosine.get(fid),
+                    "fact": facts[h.id].to_dict(),
+                    "score": h.score,
+                    "via": via(h.kw_rank, h.vec_rank),
+                    "kw_rank": h.kw_rank,
+                    "vec_rank": h.vec_rank,
+                    "bm25": bm25.get(h.id),
+                    "cosine": cosine.get(h.id),
+                    "parts": {"kw": h.kw_part, "vec": h.vec_part, "hop": h.hop_part},
                 }
-                for fid, score, kr, vr in fused
+                for h in fused
             ],
             "mode": "hybrid" if qvec is not None else "keyword-only",
         }
@@ -454,6 +458,19 @@ class Memory:
             out["match"] = match
             out["fusion"] = asdict(fusion)
         return out
+
+    def _hop(self, fused: list[Fused], query: str, type: str | None, fusion: Fusion) -> None:
+        """Second hop, in place: facts naming someone the top hit names gain `fusion.hop`. The
+        top hit names them too, so it gains the same and keeps its place."""
+        top = self._get_many([fused[0].id])[fused[0].id]
+        found = names(top.text, query)
+        if not found:
+            return
+        named = {h[0] for h in self._keyword(" OR ".join(quote(n) for n in found), type, 1000)}
+        for hit in fused:
+            if hit.id in named:
+                hit.hop_part = fusion.hop
+        fused.sort(key=Fused.sort_key)
 
     def tokens(self, text: str) -> list[str]:
         """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
@@ -469,7 +486,7 @@ class Memory:
         fusion = fusion or self.fusion
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
-        match = match_expression(query)
+        match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         query_terms = set(self.tokens(" ".join(match_terms(match))))
         with self._lock:
@@ -490,10 +507,12 @@ class Memory:
                     ).fetchone()[0]
                     kw_rank = better + 1
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
-        in_kw = kw_rank if kw_rank is not None and kw_rank <= fusion.depth else None
-        in_vec = vec_rank if vec_rank is not None and vec_rank <= fusion.depth else None
-        kw_part = fusion.contribution(in_kw, fusion.kw_weight)
-        vec_part = fusion.contribution(in_vec, fusion.vec_weight)
+        # Its parts of the fused score come from recall itself, so the two always agree.
+        fused = self.recall(query, type, limit=1 << 30, fusion=fusion)["results"]
+        fused_rank, parts = next(
+            ((i, h["parts"]) for i, h in enumerate(fused, 1) if h["fact"]["id"] == fact_id),
+            (None, {"kw": 0.0, "vec": 0.0, "hop": 0.0}),
+        )
         result = {
             "fact": fact.to_dict(),
             "match": match,
@@ -505,9 +524,11 @@ class Memory:
             "cosine": cosine,
             "vec_rank": vec_rank,
             "depth": fusion.depth,
-            "kw_contribution": kw_part,
-            "vec_contribution": vec_part,
-            "score": kw_part + vec_part,
+            "kw_contribution": parts["kw"],
+            "vec_contribution": parts["vec"],
+            "hop_contribution": parts["hop"],
+            "score": parts["kw"] + parts["vec"] + parts["hop"],
+            "fused_rank": fused_rank,
             "fusion": asdict(fusion),
         }
         if warning:
@@ -586,5 +607,5 @@ class Memory:
 
 
 def match_terms(match: str) -> list[str]:
-    """The quoted terms of a MATCH expression that `match_expression` built."""
-    return [t.strip('"').replace('""', '"') for t in match.split(" OR ")] if match else []
+    """The quoted terms (and phrases) of a MATCH expression that `match_expression` built."""
+    return [t[1:-1].replace('""', '"') for t in match.split(" OR ")] if match else []

@@ -61,7 +61,12 @@ def wait_for(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:
     sys.exit(f"{url} did not answer within {seconds:.0f}s")
 
 
+def stop_on_sigterm(signum, frame):
+    raise KeyboardInterrupt  # the same clean stop as Ctrl-C
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     VAR.mkdir(exist_ok=True)
     env = {**os.environ, **local_settings()}
     python = sys.executable

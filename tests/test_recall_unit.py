@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import Fusion, fuse, match_expression, terms, via
+from memories.recall import DEFAULT, SEED, Fusion, fuse, match_expression, names, phrases, terms, via
 from memories.store import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
@@ -74,20 +74,63 @@ def test_dedup_key_is_stable_under_padding(text, pad):
     assert text_key(pad + text + pad) == text_key(text)
 
 
-def test_fusion_scores_by_hand():
+def ranked(*ids):
+    """A list of (id, score) best first, scores falling by one."""
+    return [(fid, float(len(ids) - i)) for i, fid in enumerate(ids)]
+
+
+def test_rrf_scores_by_hand():
     # a: kw 1, vec 3 -> 1/61 + 1/63; b: kw 2 -> 1/62; c: vec 1 -> 1/61; d: vec 2 -> 1/62
-    fused = fuse(["a", "b"], ["c", "d", "a"], Fusion())
-    assert [f[0] for f in fused] == ["a", "c", "d", "b"]
-    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 63)
-    assert fused[0][2:] == (1, 3)
-    # c and d tie with b on score only by rank: c (1/61) > d = b (1/62); d wins the tie on vec rank.
-    assert fused[1][1] == pytest.approx(1 / 61)
-    assert fused[2][1] == pytest.approx(fused[3][1])
+    fused = fuse(ranked("a", "b"), ranked("c", "d", "a"), SEED)
+    assert [f.id for f in fused] == ["a", "c", "d", "b"]
+    assert fused[0].score == pytest.approx(1 / 61 + 1 / 63)
+    assert (fused[0].kw_rank, fused[0].vec_rank) == (1, 3)
+    assert fused[1].score == pytest.approx(1 / 61)
+    # d and b tie on 1/62; d wins the tie because the vector list ranked it.
+    assert fused[2].score == pytest.approx(fused[3].score)
 
 
-def test_fusion_respects_its_settings():
-    fused = fuse([1], [2], Fusion(k=0, kw_weight=2.0, vec_weight=1.0))
-    assert fused == [(1, 2.0, 1, None), (2, 1.0, None, 1)]
+def test_rrf_respects_k_and_weights():
+    fused = fuse([(1, 9.0)], [(2, 0.5)], Fusion(k=0, kw_weight=2.0, vec_weight=1.0))
+    assert [(f.id, f.score, f.kw_rank, f.vec_rank) for f in fused] == [(1, 2.0, 1, None), (2, 1.0, None, 1)]
+
+
+def test_ratio_fusion_keeps_a_decisive_lead_by_hand():
+    # Keyword: a far ahead (10 vs 4). Vector: b a little ahead (0.80 vs 0.76).
+    kw, vec = [("a", 10.0), ("b", 4.0)], [("b", 0.80), ("a", 0.76)]
+    fused = fuse(kw, vec, Fusion(method="ratio"))
+    assert [f.id for f in fused] == ["a", "b"]
+    assert fused[0].score == pytest.approx(1 + 0.76 / 0.80)
+    assert fused[1].score == pytest.approx(4 / 10 + 1)
+    # Rank fusion cannot see the lead: it ties them and lets the vector list decide.
+    assert [f.id for f in fuse(kw, vec, SEED)] == ["b", "a"]
+
+
+def test_relative_fusion_scales_each_list_from_its_last_to_its_first():
+    fused = fuse([("a", 10.0), ("b", 6.0), ("c", 2.0)], [], Fusion(method="relative"))
+    assert [round(f.score, 3) for f in fused] == [1.0, 0.5, 0.0]
+
+
+def test_phrases_keep_word_order_and_skip_one_stop_word():
+    assert phrases("Who is Anna's brother?") == ["anna s brother"]
+    assert phrases("What is my spouse called?") == ["spouse called"]
+    assert phrases("Who is my sister?", alias_self=True) == ["owner s sister"]
+    assert match_expression("Anna's brother", with_phrases=True) == '"anna" OR "brother" OR "anna s brother"'
+
+
+def test_first_person_reads_as_the_owner():
+    assert terms("When was I born?", alias_self=True) == ["owner", "born"]
+    assert terms("When was I born?") == ["born"]
+
+
+def test_names_are_the_capitalised_words_the_query_lacks():
+    assert names("The owner's wife is called Mara.", "What does my wife do?") == ["mara"]
+    assert names("Anna's brother is Max.", "Who is Anna's brother?") == ["max"]
+
+
+def test_presets():
+    assert SEED == Fusion() and SEED.method == "rrf" and SEED.k == 60 and SEED.depth == 30
+    assert DEFAULT.method == "ratio" and DEFAULT.phrases and DEFAULT.alias_self and DEFAULT.hop > 0
 
 
 @pytest.mark.parametrize("kw,vec,expected", [(1, 2, "both"), (1, None, "kw"), (None, 4, "vec")])

@@ -154,13 +154,14 @@ def test_list_facts_pages_newest_first(api):
 
 def test_recall_tags_hits_and_returns_debug_lists(api):
     sister = add(api, "Anna's sister is Lena.")["id"]
-    r = api.post("/recall", json={"query": "Who is Anna's sister?", "debug": True})
+    r = api.post("/recall", json={"query": "Who is Anna's sister?", "debug": True, "fusion": {"preset": "seed"}})
     body = r.json()
     assert r.status_code == 200 and body["mode"] == "hybrid"
     top = body["results"][0]
     assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
     assert body["match"] == '"anna" OR "sister"'
-    assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0}
+    assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0, "phrases": False,
+                              "method": "rrf", "alias_self": False, "hop": 0.0}
     assert {"fact", "rank", "bm25"} <= set(body["kw"][0]) and {"fact", "rank", "cosine"} <= set(body["vec"][0])
     for hit in body["results"]:
         expected = sum(1 / (60 + r) for r in (hit["kw_rank"], hit["vec_rank"]) if r)
@@ -174,12 +175,14 @@ def test_recall_limit_type_and_fusion_settings(api):
     add(api, "Book tables for 7 pm.", type="skill")
     body = api.post("/recall", json={"query": "tables", "type": "skill", "limit": 1}).json()
     assert len(body["results"]) == 1 and body["results"][0]["fact"]["type"] == "skill"
-    body = api.post("/recall", json={"query": "tables", "debug": True, "fusion": {"k": 10, "depth": 5}}).json()
+    body = api.post("/recall", json={"query": "tables", "debug": True,
+                                     "fusion": {"preset": "seed", "k": 10, "depth": 5}}).json()
     assert body["fusion"]["k"] == 10 and len(body["vec"]) <= 5
     assert body["results"][0]["score"] >= 1 / 11
     for bad in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "limit": 101}, {"query": "x", "type": "y"},
                 {"query": "x", "debug": "yes"}, {"query": 3}, {"query": "x", "fusion": {"k": -1}},
-                {"query": "x", "fusion": {"nope": 1}}, {"query": "x", "fusion": {"kw_weight": "NaN"}}):
+                {"query": "x", "fusion": {"nope": 1}}, {"query": "x", "fusion": {"kw_weight": "NaN"}},
+                {"query": "x", "fusion": {"preset": "best"}}, {"query": "x", "fusion": {"method": "magic"}}):
         assert_error(api.post("/recall", json=bad), 422)
 
 
@@ -211,7 +214,10 @@ def test_neighbours_and_explain(api):
     assert len(near) <= 3 and all(n["fact"]["id"] != a for n in near)
     why = api.post("/explain", json={"query": "What does Mara do for work?", "id": a}).json()
     assert "mara" in why["matched_terms"] and why["kw_rank"] >= 1 and why["vec_rank"] >= 1
-    assert why["score"] == pytest.approx(why["kw_contribution"] + why["vec_contribution"])
+    assert why["score"] == pytest.approx(why["kw_contribution"] + why["vec_contribution"] + why["hop_contribution"])
+    recalled = api.post("/recall", json={"query": "What does Mara do for work?", "limit": 100}).json()["results"]
+    assert recalled[why["fused_rank"] - 1]["fact"]["id"] == a
+    assert recalled[why["fused_rank"] - 1]["score"] == pytest.approx(why["score"])
 
 
 def test_stats_and_reindex(api):

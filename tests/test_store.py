@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from memories.recall import DEFAULT, SEED
 from memories.store import Conflict, InvalidInput, Memory, NotFound, TooLarge, Unavailable
 from tests.fakes import BrokenEmbedder, HashEmbedder
 
@@ -182,7 +183,7 @@ def test_recall_fuses_keyword_and_vector_lists(memory):
     sister = memory.add("Priya is the owner's sister.").fact.id
     memory.add("The owner prefers metric units.")
     memory.add("The owner's wife is called Mara.")
-    result = memory.recall("Who is Priya?", debug=True)
+    result = memory.recall("Who is Priya?", debug=True, fusion=SEED)
     top = result["results"][0]
     assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
     assert top["score"] == pytest.approx(2 / 61)
@@ -268,9 +269,30 @@ def test_neighbours_and_explain(memory):
     memory.add("The car is grey.")
     near = memory.neighbours(sister)
     assert near[0][0].id == lives and len(near) == 2
-    why = memory.explain("Who is Priya's sister?", sister)
+    why = memory.explain("Who is Priya's sister?", sister, fusion=SEED)
     assert why["matched_terms"] == ["priya", "sister"] and why["kw_rank"] == 1 and why["vec_rank"] == 1
     assert "owner" in why["fact_terms"] and why["score"] == pytest.approx(2 / 61)
-    other = memory.explain("Who is Priya's sister?", lives)
+    other = memory.explain("Who is Priya's sister?", lives, fusion=SEED)
     assert other["matched_terms"] == ["priya"] and other["kw_rank"] == 2
     assert memory.tokens("Running quickly") == ["run", "quickli"]
+
+
+def test_the_default_recall_beats_look_alikes_that_rank_fusion_lets_win(memory):
+    memory.add_many([{"text": t} for t in ("Anna's brother is Max.", "Anna's sister is Lena.", "Tom's brother is Anna.",
+                                           "Max's brother is Tom.", "Lena's brother is Anna.")])
+    top = memory.recall("Who is Anna's brother?")["results"][0]
+    assert top["fact"]["text"] == "Anna's brother is Max."
+    assert top["parts"]["kw"] == pytest.approx(1.0)  # the phrase "anna s brother" put it first
+
+
+def test_the_hop_follows_a_name_from_the_top_hit(memory):
+    memory.add_many([{"text": t} for t in ("The owner's wife is called Mara.", "Mara works as a nurse.",
+                                           "The owner works as a data engineer.", "Leo works as a baker.")])
+    result = memory.recall("What does my wife do for work?", debug=True)
+    texts = [h["fact"]["text"] for h in result["results"]]
+    assert texts[0] == "The owner's wife is called Mara." and texts[1] == "Mara works as a nurse."
+    assert result["results"][1]["parts"]["hop"] == DEFAULT.hop
+    assert result["results"][0]["parts"]["hop"] == DEFAULT.hop  # the top hit gains as much: it keeps its place
+    why = memory.explain("What does my wife do for work?", memory.list(q="nurse")[0][0].id)
+    assert why["fused_rank"] == 2 and why["hop_contribution"] == DEFAULT.hop
+    assert why["score"] == pytest.approx(result["results"][1]["score"])

@@ -27,18 +27,8 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         except BadRequest as e:
             form.add_error("q", e.message)
             return render(request, "recall.html", context, status=422)
-        k = result.fusion.get("k", 60)
-        kw_weight = result.fusion.get("kw_weight", 1.0)
-        vec_weight = result.fusion.get("vec_weight", 1.0)
-        fused = [
-            {
-                "hit": h, "rank": i,
-                "kw_part": kw_weight / (k + h.kw_rank) if h.kw_rank else 0.0,
-                "vec_part": vec_weight / (k + h.vec_rank) if h.vec_rank else 0.0,
-            }
-            for i, h in enumerate(result.results, start=1)
-        ]
-        context.update(result=result, fused=fused, k=k, query=q, pin=pin)
+        fused = [{"hit": h, "rank": i, **contributions(h, result.fusion)} for i, h in enumerate(result.results, start=1)]
+        context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion)
         if pin:
             try:
                 context["explain"] = client.explain(q, pin, type=type)
@@ -48,3 +38,16 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
                 fused_ids = [h.fact.id for h in result.results]
                 context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
     return render(request, "recall.html", context)
+
+
+def contributions(hit, fusion: dict) -> dict:
+    """What each list added to a hit's score: as the service reports it, or (for a service that
+    does not) reciprocal rank fusion's weight / (k + rank)."""
+    if hit.parts:
+        return {"kw_part": hit.parts.get("kw", 0.0), "vec_part": hit.parts.get("vec", 0.0), "hop_part": hit.parts.get("hop", 0.0)}
+    k = fusion.get("k", 60)
+    return {
+        "kw_part": fusion.get("kw_weight", 1.0) / (k + hit.kw_rank) if hit.kw_rank else 0.0,
+        "vec_part": fusion.get("vec_weight", 1.0) / (k + hit.vec_rank) if hit.vec_rank else 0.0,
+        "hop_part": 0.0,
+    }
