@@ -23,3 +23,20 @@ class DismissedPair(models.Model):
     @classmethod
     def all_keys(cls) -> set[tuple[int, int]]:
         return set(cls.objects.values_list("low_id", "high_id"))
+
+
+class EvalCase(models.Model):
+    """A question and the fact(s) recall should find for it: one row of an evaluation set."""
+
+    suite = models.CharField(max_length=100, default="mine", db_index=True)
+    question = models.TextField()
+    expected_ids = models.JSONField(help_text="ids of the facts any of which answers the question")
+    type = models.CharField(max_length=10, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["suite", "id"]
+        constraints = [models.UniqueConstraint(fields=["suite", "question"], name="eval_case_once_per_suite")]
+
+    def __str__(self) -> str:
+        return f"{self.suite}: {self.question}"

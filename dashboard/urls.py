@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, duplicates, facts, recall
+from .views import account, duplicates, evaluate, facts, recall
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -16,4 +16,9 @@ urlpatterns = [
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
     path("recall/", recall.recall_debugger, name="recall"),
+    path("evaluate/", evaluate.evaluation, name="evaluation"),
+    path("evaluate/compare", evaluate.evaluation_compare, name="evaluation_compare"),
+    path("evaluate/cases", evaluate.case_add, name="eval_case_add"),
+    path("evaluate/cases/<int:case_id>/delete", evaluate.case_delete, name="eval_case_delete"),
+    path("evaluate/import", evaluate.set_import, name="eval_import"),
 ]

@@ -252,18 +252,36 @@ class Memory:
         except Exception as e:
             raise Unavailable(f"the embedding model failed: {e}") from e
 
-    def _find_duplicate(
-        self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
-    ) -> tuple[int, str, float] | None:
-        """(existing id, "exact" or "near", score) of a fact this one would duplicate."""
+    def _exact_duplicate(self, text: str, type: str, exclude: int | None = None) -> tuple[int, str, float] | None:
         row = self.db.execute(
             "SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1",
             (type, text_key(text), exclude),
         ).fetchone()
-        if row:
-            return row[0], "exact", 1.0
-        if vector is None:
-            return None
+        return (row[0], "exact", 1.0) if row else None
+
+    def _near_duplicate(
+        self, prior: tuple[int, float] | None, vector: np.ndarray, type: str, batch: list[tuple[int, str]]
+    ) -> tuple[int, str, float] | None:
+        """The nearest same-type fact at or above the threshold: `prior` (found before the batch)
+        or one of the batch's facts added so far."""
+        best = prior
+        same = [fid for fid, t in batch if t == type]
+        if same:
+            sims = np.stack([self.vectors.vector(fid) for fid in same]) @ vector
+            j = int(sims.argmax())
+            if best is None or sims[j] > best[1]:
+                best = (same[j], float(sims[j]))
+        if best and best[1] >= self.threshold:
+            return best[0], "near", best[1]
+        return None
+
+    def _find_duplicate(
+        self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
+    ) -> tuple[int, str, float] | None:
+        """(existing id, "exact" or "near", score) of a fact this one would duplicate."""
+        exact = self._exact_duplicate(text, type, exclude)
+        if exact or vector is None:
+            return exact
         nearest = self.vectors.search(vector, type, k=1, exclude=exclude)
         if nearest and nearest[0][1] >= self.threshold:
             return nearest[0][0], "near", nearest[0][1]
@@ -282,11 +300,14 @@ class Memory:
         vectors = self._embed([c[0] for c in clean])
         results: list[AddResult] = []
         with self._lock:
-            added: list[int] = []
+            added: list[tuple[int, str]] = []
             try:
+                # Near-dedup against what was stored before this batch in one matrix product;
+                # against the batch's own new facts as they are added.
+                prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
                 with transaction(self.db):
-                    for (text, type, source, created_at, updated_at), vector in zip(clean, vectors):
-                        dup = self._find_duplicate(text, type, vector)
+                    for (text, type, source, created_at, updated_at), vector, near in zip(clean, vectors, prior):
+                        dup = self._exact_duplicate(text, type) or self._near_duplicate(near, vector, type, added)
                         if dup:
                             existing = self._get_many([dup[0]])[dup[0]]
                             results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
@@ -305,10 +326,10 @@ class Memory:
                         )
                         # Later items of the same batch must see this one for dedup.
                         self.vectors.put(fid, type, vector)
-                        added.append(fid)
+                        added.append((fid, type))
                         results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
             except BaseException:
-                for fid in added:  # the transaction rolled back: so does the matrix
+                for fid, _ in added:  # the transaction rolled back: so does the matrix
                     self.vectors.remove(fid)
                 raise
         return results
@@ -390,24 +411,30 @@ class Memory:
         except Exception as e:
             return None, f"the embedding model failed ({e}): keyword-only recall"
 
-    def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float, str]]:
-        """Top `depth` by BM25: (id, bm25, text with matched tokens between HIGHLIGHT marks)."""
+    def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
+        """Top `depth` by BM25 as (id, bm25), lower (better) first."""
         if not match:
             return []
-        sql = (
-            "SELECT facts_fts.rowid, bm25(facts_fts) AS score, highlight(facts_fts, 0, char(2), char(3)) FROM facts_fts"
-            " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?"
-        )
-        args: list = [match]
         if type:
-            sql += " AND facts.type = ?"
-            args.append(type)
+            sql = ("SELECT facts_fts.rowid, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+                   " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?")
+            args: tuple = (match, type, depth)
+        else:
+            sql = "SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?"
+            args = (match, depth)
         try:
-            return self.db.execute(sql + " ORDER BY score, facts_fts.rowid LIMIT ?", [*args, depth]).fetchall()
+            return self.db.execute(sql, args).fetchall()
         except sqlite3.OperationalError:
             # The builder quotes every term, so this should not happen; if it does, the
             # query still gets its vector results rather than an error.
             return []
+
+    def _matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
+        """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
+        if not match or not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.db.execute(f"SELECT {columns} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN ({marks})", [match, *ids]).fetchall()
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False, fusion: Fusion | None = None) -> dict:
         if not isinstance(query, str) or not query.strip():
@@ -422,15 +449,16 @@ class Memory:
         with self._lock:
             kw = self._keyword(match, type, fusion.depth)
             vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
-            fused = fuse([(h[0], -h[1]) for h in kw], vec, fusion)
+            fused = fuse([(fid, -score) for fid, score in kw], vec, fusion)
             if fusion.hop and fused:
                 self._hop(fused, query, type, fusion)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
-                wanted |= {h[0] for h in kw} | {fid for fid, _ in vec}
+                wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
+                marked = dict(self._matching(match, [fid for fid, _ in kw], "rowid, highlight(facts_fts, 0, char(2), char(3))"))
             facts = self._get_many(wanted)
-        bm25 = {fid: score for fid, score, _ in kw}
+        bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
             "results": [
@@ -452,7 +480,8 @@ class Memory:
             out["warning"] = warning
         if debug:
             out["kw"] = [
-                {"fact": facts[f].to_dict(), "rank": r, "bm25": s, "highlighted": h} for r, (f, s, h) in enumerate(kw, 1)
+                {"fact": facts[f].to_dict(), "rank": r, "bm25": s, "highlighted": marked.get(f, facts[f].text)}
+                for r, (f, s) in enumerate(kw, 1)
             ]
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
@@ -466,7 +495,7 @@ class Memory:
         found = names(top.text, query)
         if not found:
             return
-        named = {h[0] for h in self._keyword(" OR ".join(quote(n) for n in found), type, 1000)}
+        named = {r[0] for r in self._matching(" OR ".join(quote(n) for n in found), [h.id for h in fused])}
         for hit in fused:
             if hit.id in named:
                 hit.hop_part = fusion.hop

@@ -1,0 +1,55 @@
+"""The recall quality table: each shipped evaluation set in a memory of its own, three modes,
+under the seed's fusion and the service default.
+
+    .venv/bin/python benchmarks/recall_quality.py
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+
+import django  # noqa: E402
+
+from tests.memory_service import Service  # noqa: E402
+
+SETS = ROOT / "dashboard" / "evalsets"
+
+
+def main() -> None:
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from dashboard.evaluation import run
+    from dashboard.memory import memory
+    from dashboard.models import EvalCase
+
+    call_command("migrate", verbosity=0)
+    print("| set | cases | mode | fusion | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|---|")
+    for name in ("personal", "lookalikes", "holdout"):
+        service = Service(Path(tempfile.mkdtemp()) / f"{name}.db").start()
+        try:
+            settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
+            call_command("load_evalset", str(SETS / f"{name}.json"), stdout=io.StringIO())
+            cases = list(EvalCase.objects.filter(suite=name))
+            for label, fusion in (("seed (RRF k=60)", {"preset": "seed"}), ("default", None)):
+                metrics = run(memory(), cases, fusion).metrics()
+                modes = ("keyword", "vector", "hybrid") if fusion else ("keyword", "hybrid")
+                for mode in modes:
+                    m = metrics[mode]
+                    print(f"| {name} | {m['n']} | {mode} | {label if mode != 'vector' else '—'} | "
+                          f"{m['hit1']}/{m['n']} ({m['hit1_rate']:.0%}) | {m['hit5']}/{m['n']} ({m['hit5_rate']:.0%}) | {m['mrr']:.3f} |")
+        finally:
+            service.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Evaluation sets: load them, run them against the memory, and compare two fusion settings.
+
+A set file is JSON (see README, "Evaluation set format"):
+
+    {"name": "personal",
+     "facts": [{"text": "...", "type": "fact", "source": "chat"}, ...],
+     "cases": [{"question": "...", "expected": ["text of a fact above", ...], "type": "skill"?}, ...]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memories.client import MemoryClient
+
+MODES = ("keyword", "vector", "hybrid")
+TYPES = ("fact", "skill", "log")
+FUSED_DEPTH = 100  # how far down the fused list a case's rank is looked for
+
+
+class SetError(ValueError):
+    """A set file that is not of the documented format; the message says where."""
+
+
+def parse_set(data: object) -> tuple[str, list[dict], list[dict]]:
+    """(name, facts, cases) from a decoded set file, or SetError naming every problem."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise SetError("the file must hold a JSON object with \"name\", \"facts\" and \"cases\"")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        problems.append("\"name\" must be a non-empty string of at most 100 characters")
+    facts, cases = data.get("facts"), data.get("cases")
+    if not isinstance(facts, list) or not facts:
+        problems.append("\"facts\" must be a non-empty list")
+        facts = []
+    if not isinstance(cases, list) or not cases:
+        problems.append("\"cases\" must be a non-empty list")
+        cases = []
+    texts = set()
+    for i, f in enumerate(facts):
+        where = f"facts[{i}]"
+        if not isinstance(f, dict) or not isinstance(f.get("text"), str) or not f["text"].strip():
+            problems.append(f"{where} needs a non-empty \"text\"")
+            continue
+        if f.get("type", "fact") not in TYPES:
+            problems.append(f"{where}.type must be one of {', '.join(TYPES)}")
+        if not isinstance(f.get("source", ""), str):
+            problems.append(f"{where}.source must be a string")
+        texts.add(f["text"].strip())
+    for i, c in enumerate(cases):
+        where = f"cases[{i}]"
+        if not isinstance(c, dict) or not isinstance(c.get("question"), str) or not c["question"].strip():
+            problems.append(f"{where} needs a non-empty \"question\"")
+            continue
+        expected = c.get("expected")
+        if not isinstance(expected, list) or not expected or not all(isinstance(e, str) for e in expected):
+            problems.append(f"{where}.expected must be a non-empty list of fact texts")
+            continue
+        for e in expected:
+            if e.strip() not in texts:
+                problems.append(f"{where}.expected names a fact that is not in \"facts\": {e[:60]!r}")
+        if c.get("type") not in (None, "", *TYPES):
+            problems.append(f"{where}.type must be one of {', '.join(TYPES)}")
+    if problems:
+        raise SetError("; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""))
+    return name.strip(), facts, cases
+
+
+def load_set(client: MemoryClient, data: object) -> tuple[str, int, int]:
+    """Store a set's facts in the memory (dedup returns ids of those already there) and its cases
+    in the dashboard: (suite name, facts stored anew, cases loaded)."""
+    from .models import EvalCase
+
+    name, facts, cases = parse_set(data)
+    ids: dict[str, int] = {}
+    created = 0
+    for f in facts:
+        result = client.add(f["text"].strip(), f.get("type", "fact"), f.get("source", ""))
+        ids[f["text"].strip()] = result.fact.id
+        created += result.created
+    for c in cases:
+        EvalCase.objects.update_or_create(
+            suite=name, question=c["question"].strip(),
+            defaults={"expected_ids": sorted({ids[e.strip()] for e in c["expected"]}), "type": c.get("type") or ""},
+        )
+    return name, created, len(cases)
+
+
+def metrics(ranks: list[int | None]) -> dict:
+    """hit@1, hit@5 (as counts and fractions) and mean reciprocal rank; None is a miss."""
+    n = len(ranks)
+    hit1 = sum(1 for r in ranks if r == 1)
+    hit5 = sum(1 for r in ranks if r is not None and r <= 5)
+    mrr = sum(1 / r for r in ranks if r) / n if n else 0.0
+    return {"n": n, "hit1": hit1, "hit5": hit5, "hit1_rate": hit1 / n if n else 0.0,
+            "hit5_rate": hit5 / n if n else 0.0, "mrr": mrr}
+
+
+def first_rank(ids: list[int], expected: set[int]) -> int | None:
+    return next((i for i, fid in enumerate(ids, start=1) if fid in expected), None)
+
+
+@dataclass
+class CaseResult:
+    case_id: int
+    question: str
+    type: str
+    expected: list[int]
+    ranks: dict[str, int | None]  # mode -> rank of the first expected fact
+    top: str = ""  # the text the hybrid recall put first
+
+
+@dataclass
+class Report:
+    fusion: dict
+    results: list[CaseResult] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, dict]:
+        return {mode: metrics([r.ranks[mode] for r in self.results]) for mode in MODES}
+
+    def failures(self) -> list[CaseResult]:
+        return [r for r in self.results if r.ranks["hybrid"] != 1]
+
+
+def run(client: MemoryClient, cases, fusion: dict | None = None) -> Report:
+    """Ask every case's question once (debug recall gives all three lists) and rank the expected facts."""
+    report = Report(fusion=fusion or {})
+    for case in cases:
+        result = client.recall(case.question, type=case.type or None, limit=FUSED_DEPTH, debug=True, fusion=fusion)
+        expected = set(case.expected_ids)
+        ranks = {
+            "keyword": first_rank([h.fact.id for h in result.kw], expected),
+            "vector": first_rank([h.fact.id for h in result.vec], expected),
+            "hybrid": first_rank([h.fact.id for h in result.results], expected),
+        }
+        if not report.fusion:
+            report.fusion = result.fusion
+        top = result.results[0].fact.text if result.results else ""
+        report.results.append(CaseResult(case.id, case.question, case.type, list(case.expected_ids), ranks, top))
+    return report
+
+
+@dataclass
+class Change:
+    question: str
+    case_id: int
+    a: int | None
+    b: int | None
+
+    @property
+    def better(self) -> bool:
+        return (self.b or 10**9) < (self.a or 10**9)
+
+
+def compare(a: Report, b: Report) -> tuple[list[Change], list[Change]]:
+    """Cases whose hybrid rank got better under b, and those that got worse."""
+    changes = [Change(ra.question, ra.case_id, ra.ranks["hybrid"], rb.ranks["hybrid"])
+               for ra, rb in zip(a.results, b.results) if ra.ranks["hybrid"] != rb.ranks["hybrid"]]
+    return [c for c in changes if c.better], [c for c in changes if not c.better]

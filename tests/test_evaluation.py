@@ -1,0 +1,154 @@
+"""Evaluation sets: metrics by hand, the set format's errors, and the shipped sets on the real service."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from dashboard.evaluation import CaseResult, Report, SetError, compare, first_rank, metrics, parse_set
+
+SETS = Path(__file__).resolve().parent.parent / "dashboard" / "evalsets"
+
+
+def test_metrics_by_hand():
+    m = metrics([1, 2, None, 5, 6])
+    assert (m["n"], m["hit1"], m["hit5"]) == (5, 1, 3)
+    assert m["mrr"] == pytest.approx((1 + 1 / 2 + 0 + 1 / 5 + 1 / 6) / 5)
+    assert m["hit1_rate"] == pytest.approx(0.2) and m["hit5_rate"] == pytest.approx(0.6)
+
+
+def test_metrics_of_nothing_are_zero():
+    assert metrics([]) == {"n": 0, "hit1": 0, "hit5": 0, "hit1_rate": 0.0, "hit5_rate": 0.0, "mrr": 0.0}
+
+
+def test_first_rank_takes_the_best_placed_expected_fact():
+    assert first_rank([9, 4, 7], {7, 4}) == 2
+    assert first_rank([9], {1}) is None
+
+
+def test_compare_splits_better_and_worse():
+    def report(ranks):
+        return Report({}, [CaseResult(i, f"q{i}", "", [1], {"keyword": None, "vector": None, "hybrid": r}) for i, r in enumerate(ranks)])
+
+    better, worse = compare(report([2, 1, None, 3]), report([1, 1, 4, None]))
+    assert [(c.question, c.a, c.b) for c in better] == [("q0", 2, 1), ("q2", None, 4)]
+    assert [(c.question, c.a, c.b) for c in worse] == [("q3", 3, None)]
+
+
+@pytest.mark.parametrize("data,says", [
+    ([], "JSON object"),
+    ({"facts": [{"text": "a"}], "cases": [{"question": "q", "expected": ["a"]}]}, '"name"'),
+    ({"name": "x", "facts": [], "cases": [{"question": "q", "expected": ["a"]}]}, '"facts" must be a non-empty list'),
+    ({"name": "x", "facts": [{"text": "a"}], "cases": []}, '"cases" must be a non-empty list'),
+    ({"name": "x", "facts": [{"text": ""}], "cases": [{"question": "q", "expected": ["a"]}]}, 'facts[0] needs a non-empty "text"'),
+    ({"name": "x", "facts": [{"text": "a", "type": "opinion"}], "cases": [{"question": "q", "expected": ["a"]}]}, "facts[0].type"),
+    ({"name": "x", "facts": [{"text": "a"}], "cases": [{"question": "", "expected": ["a"]}]}, 'cases[0] needs a non-empty "question"'),
+    ({"name": "x", "facts": [{"text": "a"}], "cases": [{"question": "q", "expected": "a"}]}, "cases[0].expected must be a non-empty list"),
+    ({"name": "x", "facts": [{"text": "a"}], "cases": [{"question": "q", "expected": ["b"]}]}, "not in \"facts\": 'b'"),
+    ({"name": "x", "facts": [{"text": "a"}], "cases": [{"question": "q", "expected": ["a"], "type": "x"}]}, "cases[0].type"),
+])
+def test_set_format_errors_say_where(data, says):
+    with pytest.raises(SetError) as e:
+        parse_set(data)
+    assert says in str(e.value)
+
+
+@pytest.mark.parametrize("path", sorted(SETS.glob("*.json")), ids=lambda p: p.stem)
+def test_shipped_sets_are_valid(path):
+    name, facts, cases = parse_set(json.loads(path.read_text()))
+    assert name == path.stem and facts and cases
+
+
+def test_the_shipped_look_alike_set_is_what_its_generator_makes():
+    from dashboard.evalsets.lookalikes import generate
+
+    assert json.loads((SETS / "lookalikes.json").read_text()) == generate()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("suite", ["personal", "lookalikes", "holdout"])
+def test_the_default_recall_meets_the_bar_on_each_shipped_set(suite, settings, tmp_path):
+    """Each set in a memory of its own (the hold-out is another household), through real HTTP."""
+    from dashboard.evaluation import run
+    from dashboard.memory import memory
+    from dashboard.models import EvalCase
+    from tests.memory_service import Service
+
+    service = Service(tmp_path / f"{suite}.db").start()
+    try:
+        settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
+        call_command("load_evalset", str(SETS / f"{suite}.json"), stdout=io.StringIO())
+        cases = list(EvalCase.objects.filter(suite=suite))
+        m = run(memory(), cases).metrics()
+        seed = run(memory(), cases, {"preset": "seed"}).metrics()
+    finally:
+        service.stop()
+    assert m["hybrid"]["hit5"] == m["hybrid"]["n"], m  # hit@5 = 100%
+    assert m["hybrid"]["hit1"] >= seed["hybrid"]["hit1"], (m, seed)
+    if suite == "holdout":
+        # Never used for tuning; it ties vector-only: its one miss is a two-hop question (README).
+        assert m["hybrid"]["hit1"] >= m["vector"]["hit1"], m
+    else:
+        assert m["hybrid"]["hit1"] > m["vector"]["hit1"], m
+    if suite == "lookalikes":
+        assert m["hybrid"]["hit1_rate"] >= 0.9, m
+
+
+@pytest.mark.django_db
+def test_load_and_evaluate_commands(live_memory):
+    out = io.StringIO()
+    call_command("load_evalset", stdout=out)
+    assert "set 'lookalikes', 100 cases" in out.getvalue() and "set 'personal', 29 cases" in out.getvalue()
+    assert "holdout" not in out.getvalue()  # another household: loaded on its own, into its own memory
+    out = io.StringIO()
+    call_command("evaluate", "--suite", "personal", "--compare", "seed", "--failures", stdout=out)
+    table = out.getvalue()
+    assert "| personal | 29 | keyword |" in table and "| personal | 29 | hybrid (B) |" in table
+    with pytest.raises(CommandError, match="is not of the set format"):
+        bad = SETS.parent.parent / "var" / "bad-set.json"
+        bad.parent.mkdir(exist_ok=True)
+        bad.write_text('{"name": "x"}')
+        try:
+            call_command("load_evalset", str(bad), stdout=io.StringIO())
+        finally:
+            bad.unlink()
+
+
+@pytest.mark.django_db
+def test_evaluate_without_cases_says_how_to_load_them(live_memory):
+    with pytest.raises(CommandError, match="load_evalset"):
+        call_command("evaluate")
+
+
+@pytest.mark.django_db
+def test_the_pages_run_compare_and_import(owner_client, live_memory):
+    from dashboard.models import EvalCase
+
+    with (SETS / "lookalikes.json").open("rb") as f:
+        response = owner_client.post(reverse("eval_import"), {"file": f}, follow=True)
+    assert "Imported set “lookalikes”: 100 cases" in response.content.decode()
+
+    page = owner_client.get(reverse("evaluation"), {"run": 1, "suite": "lookalikes"}).content.decode()
+    assert 'id="report-lookalikes"' in page and 'class="mode-hybrid"' in page
+
+    compared = owner_client.get(reverse("evaluation_compare"), {"run": 1, "suite": "lookalikes", "a": "seed", "b": "default"})
+    html = compared.content.decode()
+    better = int(html.split("Better under B (")[1].split(")")[0])
+    assert better >= 10  # the default fixes look-alikes the seed's rank fusion lost
+    assert "rank 2 → 1" in html or "rank 3 → 1" in html
+
+    bad = owner_client.get(reverse("evaluation_compare"), {"run": 1, "a": "{not json", "b": "default"}, follow=True)
+    assert "not a preset or a JSON object" in bad.content.decode()
+
+    broken = io.BytesIO(b'{"name": "x", "facts": [], "cases": []}')
+    broken.name = "broken.json"
+    response = owner_client.post(reverse("eval_import"), {"file": broken}, follow=True)
+    assert "broken.json is not of the set format" in response.content.decode()
+
+    case = EvalCase.objects.filter(suite="lookalikes").first()
+    owner_client.post(reverse("eval_case_add"), {"question": "Who is Priya?", "expected": case.expected_ids[0]})
+    assert EvalCase.objects.filter(suite="mine", question="Who is Priya?").exists()
