@@ -4,7 +4,7 @@ PYTHON ?= python
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test test-fast bench clean
+.PHONY: install run test test-fast bench evalsets clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)")'
@@ -26,6 +26,12 @@ test-fast: install
 
 bench: install
 	$(BIN)/python benchmarks/memory_bench.py
+	$(BIN)/python benchmarks/dashboard_bench.py
+	$(BIN)/python benchmarks/recall_quality.py
+
+# Load the shipped evaluation sets into the running demo memory (start `make run` first).
+evalsets: install
+	$(BIN)/python manage.py load_evalset
 
 clean:
 	rm -rf $(VENV) var artifacts

@@ -40,3 +40,27 @@ class EvalCase(models.Model):
 
     def __str__(self) -> str:
         return f"{self.suite}: {self.question}"
+
+
+class AuditEntry(models.Model):
+    """One curation action: what was done to which fact, by whom, with the fact before and after.
+
+    A delete's `before` is the whole fact, so the trash can put it back (`undone_at` says it was).
+    """
+
+    ACTIONS = ["add", "edit", "delete", "restore", "not_duplicate", "import"]
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.CharField(max_length=150)
+    action = models.CharField(max_length=20, choices=[(a, a) for a in ACTIONS])
+    fact_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True, default="")
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.user} {self.action} #{self.fact_id}"

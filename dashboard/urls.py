@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, duplicates, evaluate, facts, recall
+from .views import account, duplicates, evaluate, facts, history, recall
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -16,6 +16,10 @@ urlpatterns = [
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
     path("recall/", recall.recall_debugger, name="recall"),
+    path("trash/", history.trash, name="trash"),
+    path("trash/<int:entry_id>/undo", history.undo_delete, name="undo_delete"),
+    path("audit/", history.audit_log, name="audit"),
+    path("export.jsonl", history.export, name="export"),
     path("evaluate/", evaluate.evaluation, name="evaluation"),
     path("evaluate/compare", evaluate.evaluation_compare, name="evaluation_compare"),
     path("evaluate/cases", evaluate.case_add, name="eval_case_add"),

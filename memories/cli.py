@@ -11,10 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from .recall import PRESETS, Fusion
-from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_source, clean_text, clean_type
+from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
 IMPORT_BATCH = 64
-FIELDS = ("text", "type", "source", "created_at", "updated_at")
+FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
 
 
 def env_float(name: str, default: float) -> float:
@@ -72,6 +72,8 @@ def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
                 item["text"] = clean_text(data.get("text"))
                 clean_type(item.setdefault("type", "fact"))
                 clean_source(item.setdefault("source", ""))
+                clean_time(item.get("created_at"), "created_at")
+                clean_id(item.get("id"))
                 items.append(item)
             except (ValueError, StoreError) as e:
                 problems.append(f"{path}:{n}: {e}")
@@ -88,6 +90,11 @@ def import_(args: argparse.Namespace) -> int:
             print(f"  ... and {len(problems) - 20} more", file=sys.stderr)
         return 1
     memory = open_memory(args.db)
+    taken = [i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()]
+    if taken:
+        print(f"{len(taken)} ids are in use here already; those facts get new ids", file=sys.stderr)
+        taken_set = set(taken)
+        items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
     created = duplicates = 0
     with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
         for start in range(0, len(items), IMPORT_BATCH):

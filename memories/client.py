@@ -240,8 +240,12 @@ class MemoryClient:
     def get(self, fact_id: int) -> Fact:
         return self._parse(Fact.from_json, self._request("GET", f"/facts/{int(fact_id)}", safe=True))
 
-    def add(self, text: str, type: str = "fact", source: str = "") -> AddResult:
-        body = self._request("POST", "/facts", json={"text": text, "type": type, "source": source})
+    def add(self, text: str, type: str = "fact", source: str = "", *, id: int | None = None,
+            created_at: str | None = None, updated_at: str | None = None) -> AddResult:
+        """Store a fact (or get the one it duplicates). id and the times restore a deleted fact."""
+        payload = {"text": text, "type": type, "source": source}
+        payload.update({k: v for k, v in {"id": id, "created_at": created_at, "updated_at": updated_at}.items() if v is not None})
+        body = self._request("POST", "/facts", json=payload)
 
         def parse(b):
             dup = b.get("duplicate") or {}

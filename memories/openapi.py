@@ -12,7 +12,7 @@ ERRORS = {
     "400": "Malformed request body",
     "401": "Missing or wrong X-Memory-Secret",
     "404": "No such fact",
-    "409": "The edit would duplicate another fact",
+    "409": "The edit would duplicate another fact, or the id to restore is in use",
     "413": "Text, query or body too large",
     "422": "A value is invalid",
     "503": "The embedding model is unavailable",
@@ -146,9 +146,12 @@ def openapi_document() -> dict:
                 },
                 "post": {
                     "summary": "Store a fact, or return the one it duplicates",
+                    "description": "id, created_at and updated_at are for restoring a deleted or exported fact.",
                     "requestBody": body(obj({
                         "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
                         "source": {"type": "string", "maxLength": 200},
+                        "id": {"type": "integer", "minimum": 1}, "created_at": {"type": "string", "format": "date-time"},
+                        "updated_at": {"type": "string", "format": "date-time"},
                     }, required=["text"])),
                     "responses": {
                         **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT}), "201", "Created"),
@@ -156,7 +159,7 @@ def openapi_document() -> dict:
                             "id": {"type": "integer"}, "created": {"const": False}, "fact": FACT,
                             "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
                         }), "200", "Already stored: the existing fact"),
-                        **errors("400", "401", "413", "422", "503"),
+                        **errors("400", "401", "409", "413", "422", "503"),
                     },
                 },
             },

@@ -203,7 +203,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/facts", ["POST"])
     async def add_fact(request: Request) -> Response:
         data = await read_json(request)
-        result = await run(memory.add, data.get("text"), data.get("type", "fact"), data.get("source", ""))
+        restore = {k: data[k] for k in ("id", "created_at", "updated_at") if data.get(k) is not None}
+        result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), **restore))
         if result.created:
             return JSONResponse({"id": result.fact.id, "created": True, "fact": result.fact.to_dict()}, status_code=201)
         return JSONResponse({

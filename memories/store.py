@@ -55,6 +55,10 @@ class Conflict(StoreError):
         self.existing, self.match, self.score = existing, match, score
 
 
+class IdTaken(StoreError):
+    code, status = "id_taken", 409
+
+
 class Unavailable(StoreError):
     code, status = "model_unavailable", 503
 
@@ -115,6 +119,27 @@ def clean_source(source: object) -> str:
     if len(source) > MAX_SOURCE:
         raise TooLarge(f"source is longer than {MAX_SOURCE} characters")
     return source.strip()
+
+
+def clean_time(value: object, name: str) -> str | None:
+    """An ISO-8601 time as this store writes it (UTC, microseconds, Z), or None."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(f"{name} is not an ISO-8601 time") from None
+    if when.tzinfo is None:
+        raise InvalidInput(f"{name} needs a time zone (end it in Z for UTC)")
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def clean_id(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
+        raise InvalidInput("id must be a positive whole number")
+    return value
 
 
 def encode_cursor(fact: Fact) -> str:
@@ -287,14 +312,17 @@ class Memory:
             return nearest[0][0], "near", nearest[0][1]
         return None
 
-    def add(self, text: str, type: str = "fact", source: str = "") -> AddResult:
-        return self.add_many([{"text": text, "type": type, "source": source}])[0]
+    def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
+        """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
+        or exported, under its old id and times."""
+        return self.add_many([{"text": text, "type": type, "source": source, **restore}])[0]
 
     def add_many(self, items: list[dict]) -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit."""
         clean = [
             (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
-             i.get("created_at"), i.get("updated_at"))
+             clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
+             clean_id(i.get("id")))
             for i in items
         ]
         vectors = self._embed([c[0] for c in clean])
@@ -306,7 +334,7 @@ class Memory:
                 # against the batch's own new facts as they are added.
                 prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
                 with transaction(self.db):
-                    for (text, type, source, created_at, updated_at), vector, near in zip(clean, vectors, prior):
+                    for (text, type, source, created_at, updated_at, wanted_id), vector, near in zip(clean, vectors, prior):
                         dup = self._exact_duplicate(text, type) or self._near_duplicate(near, vector, type, added)
                         if dup:
                             existing = self._get_many([dup[0]])[dup[0]]
@@ -314,10 +342,12 @@ class Memory:
                             continue
                         created_at = created_at or now()
                         updated_at = updated_at or created_at
+                        if wanted_id is not None and self.db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
+                            raise IdTaken(f"fact id {wanted_id} is in use by another fact")
                         fid = self.db.execute(
-                            "INSERT INTO facts (text, text_key, type, source, created_at, updated_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?)",
-                            (text, text_key(text), type, source, created_at, updated_at),
+                            "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (wanted_id, text, text_key(text), type, source, created_at, updated_at),
                         ).lastrowid
                         self.db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
                         self.db.execute(
@@ -588,9 +618,9 @@ class Memory:
                 for ids, r0, c0, block in self.vectors.pair_blocks(t):
                     if best is None:
                         best = np.full(len(ids), -np.inf, dtype=np.float32)
-                    rows = slice(r0, r0 + block.shape[0])
+                    rows, cols = slice(r0, r0 + block.shape[0]), slice(c0, c0 + block.shape[1])
                     best[rows] = np.maximum(best[rows], block.max(axis=1))
-                    best[c0:] = np.maximum(best[c0:], block.max(axis=0))
+                    best[cols] = np.maximum(best[cols], block.max(axis=0))
                 if best is not None and len(ids) > 1:
                     out += [(int(i), float(s)) for i, s in zip(ids, best)]
         return out

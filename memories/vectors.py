@@ -102,19 +102,22 @@ class VectorIndex:
         return int((s > s[i]).sum()) + 1, float(s[i])
 
     def pair_blocks(self, type: str) -> Iterator[tuple[np.ndarray, int, int, np.ndarray]]:
-        """All same-type pairs, one block at a time: (ids, row0, col0, cosines).
+        """All same-type pairs, one BLOCK x BLOCK tile at a time: (ids, row0, col0, cosines).
 
-        Only the upper triangle is computed (j > i); the rest of a block is -inf. ids maps
-        a block's row and column numbers (offset by row0 and col0) back to fact ids.
+        Only tiles on or above the diagonal are computed, and on the diagonal only j > i: each
+        pair once, never a fact with itself (the rest of a tile is -inf). Tiles keep memory flat
+        however many facts there are. ids maps a tile's row and column numbers (offset by row0
+        and col0) back to fact ids.
         """
         rows = np.flatnonzero(self.types[: self.n] == TYPE_CODE[type])
         m = self.matrix[rows]
         ids = self.ids[rows]
         for r0 in range(0, len(rows), BLOCK):
-            block = m[r0 : r0 + BLOCK] @ m[r0:].T
-            # Blank the diagonal and what lies below it: each pair once, never a fact with itself.
-            block[np.tril_indices(block.shape[0], 0, block.shape[1])] = -np.inf
-            yield ids, r0, r0, block
+            for c0 in range(r0, len(rows), BLOCK):
+                tile = m[r0 : r0 + BLOCK] @ m[c0 : c0 + BLOCK].T
+                if c0 == r0:
+                    tile[np.tri(*tile.shape, dtype=bool)] = -np.inf
+                yield ids, r0, c0, tile
 
     def _grow(self) -> None:
         capacity = max(1024, 2 * len(self.ids))

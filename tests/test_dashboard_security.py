@@ -1,6 +1,7 @@
 """Every page needs the owner's login; CSRF, CSP and friends; the memory secret never leaks."""
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -8,6 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 PUBLIC = {"login"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def all_patterns(resolver=None, prefix=""):
@@ -93,3 +95,65 @@ def test_the_memory_secret_never_reaches_a_page_or_the_log(owner_client, setting
         assert secret not in response.content.decode()
     assert secret not in caplog.text
     assert "127.0.0.1:9" in caplog.text  # the log does say which service failed
+
+
+def test_cookies_are_http_only_and_secure_behind_https():
+    import subprocess
+    import sys
+
+    code = ("import dashboard.settings as s; print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+            "s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, s.DEBUG)")
+    env = {"SECRET_KEY": "k", "MEMORY_SECRET": "m", "PATH": "/usr/bin:/bin"}
+    plain = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    secure = subprocess.run([sys.executable, "-c", code], env={**env, "SECURE_COOKIES": "true"}, capture_output=True, text=True, cwd=ROOT)
+    assert plain.stdout.split() == ["False", "False", "True", "Lax", "False"], plain.stderr
+    assert secure.stdout.split() == ["True", "True", "True", "Lax", "False"], secure.stderr
+
+
+def test_settings_refuse_to_load_without_secrets():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", "import dashboard.settings"], env={"PATH": "/usr/bin:/bin"},
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode != 0 and "SECRET_KEY" in result.stderr
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("failure", ["down", "slow", "garbage"])
+def test_every_page_says_plainly_when_the_service_misbehaves(owner_client, mock_memory, failure):
+    def handler(request):
+        if failure == "down":
+            raise httpx.ConnectError("refused")
+        if failure == "slow":
+            raise httpx.ReadTimeout("slow")
+        return httpx.Response(200, text="<html>not a memory</html>")
+
+    mock_memory(handler)
+    expected = {"down": 503, "slow": 504, "garbage": 502}[failure]
+    checked = 0
+    for pattern, route in all_patterns():
+        if pattern.name in PUBLIC | {"logout", "evaluation", "evaluation_compare", "trash", "audit", "undo_delete"}:
+            continue  # these read the dashboard's own database first; see below
+        url = example_url(route)
+        for method in ("get", "post"):
+            response = getattr(owner_client, method)(url, {"q": "x", "ids": [1], "a": 1, "b": 2, "action": "keep_a",
+                                                          "text": "x", "type": "fact", "question": "q", "expected": 1})
+            if response.status_code in (405, 302):
+                continue
+            html = response.content.decode()
+            assert response.status_code == expected, (method, url, response.status_code)
+            assert "memory service" in html and "http://memory.test" in html and "Traceback" not in html
+            checked += 1
+    assert checked >= 10
+    run = owner_client.get(reverse("evaluation"), {"run": 1})  # no cases: no call, the page still works
+    assert run.status_code == 200
+
+
+@pytest.mark.django_db
+def test_error_pages_never_show_the_secret(owner_client, settings):
+    settings.MEMORY_URL = "http://127.0.0.1:9"
+    for url in ("/no-such-page/", "/facts/999999999/", "/export.jsonl"):
+        response = owner_client.get(url)
+        assert response.status_code in (404, 503)
+        assert settings.MEMORY_SECRET not in response.content.decode()

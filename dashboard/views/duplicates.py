@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memories.client import BadRequest, Conflict, NotFound
 
+from .. import audit
 from ..diff import chart, histogram, word_diff
 from ..forms import DuplicateFilter
 from ..memory import forget_status, memory
@@ -54,10 +55,10 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
     client = memory()
     try:
         if action == "keep_a":
-            client.delete(b)
+            audit.delete(request, client, b, note=f"near-duplicate of #{a}")
             messages.success(request, f"Kept #{a}, deleted #{b}.")
         elif action == "keep_b":
-            client.delete(a)
+            audit.delete(request, client, a, note=f"near-duplicate of #{b}")
             messages.success(request, f"Kept #{b}, deleted #{a}.")
         elif action == "merge":
             keep, drop = (a, b) if request.POST.get("keep") != "b" else (b, a)
@@ -65,23 +66,26 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
             if not text:
                 messages.error(request, "The merged text is empty; nothing was changed.")
                 return redirect(_back(back))
+            before = client.get(keep)
             try:
-                client.edit(keep, text=text)
+                after = client.edit(keep, text=text)
             except Conflict as e:
                 if not (e.existing and e.existing.id == drop):
                     messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
                     return redirect(_back(back))
                 # The merged text duplicates the fact being dropped: drop it first, then save.
-                client.delete(drop)
-                client.edit(keep, text=text)
+                audit.delete(request, client, drop, note=f"merged into #{keep}")
+                after = client.edit(keep, text=text)
             except BadRequest as e:
                 messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
                 return redirect(_back(back))
             else:
-                client.delete(drop)
+                audit.delete(request, client, drop, note=f"merged into #{keep}")
+            audit.record(request, "edit", keep, before=before, after=after, note=f"merged with #{drop}")
             messages.success(request, f"Saved #{keep} with the merged text and deleted #{drop}.")
         elif action == "not_duplicate":
             DismissedPair.dismiss(a, b)
+            audit.record(request, "not_duplicate", a, note=f"#{a} and #{b} are not duplicates")
             messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again.")
         else:
             return HttpResponseBadRequest("Unknown action.")

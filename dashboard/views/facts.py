@@ -11,6 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
 
+from .. import audit
 from ..forms import FactFilter, FactForm
 from ..memory import forget_status, memory
 
@@ -55,6 +56,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
     if result is not None:
         forget_status()
         if result.created:
+            audit.record(request, "add", result.fact.id, after=result.fact)
             form = FactForm(initial={"type": result.fact.type, "source": result.fact.source})
     if not request.htmx:
         if result is not None and result.created:
@@ -88,7 +90,9 @@ def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
         form = FactForm(request.POST)
         if form.is_valid():
             try:
+                before = fact
                 fact = memory().edit(fact_id, **form.cleaned_data)
+                audit.record(request, "edit", fact_id, before=before, after=fact)
             except Conflict as e:
                 conflict = e.existing
                 form.add_error("text", f"This would duplicate fact #{conflict.id if conflict else '?'}: {e.message}")
@@ -116,11 +120,11 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = get_fact_or_404(fact_id)
     if request.method == "GET":
         return render(request, "facts/delete.html", {"facts": [fact]})
-    memory().delete(fact_id)
+    entry = audit.delete(request, memory(), fact_id)
     forget_status()
     if request.htmx:
-        return render(request, "facts/list.html#deleted-row", {"fact": fact})
-    messages.success(request, f"Deleted fact #{fact_id}.")
+        return render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})
+    messages.success(request, f"Deleted fact #{fact_id}. It is in the trash if you want it back.")
     return redirect("facts")
 
 
@@ -146,10 +150,11 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
     deleted = []
     for i in ids:
         try:
-            client.delete(i)
+            audit.delete(request, client, i, note=f"bulk delete of {len(ids)}")
             deleted.append(i)
         except NotFound:
             pass  # already gone: the owner's intent holds
     forget_status()
-    messages.success(request, f"Deleted {len(deleted)} fact{'s' if len(deleted) != 1 else ''}: " + ", ".join(f"#{i}" for i in deleted))
+    messages.success(request, f"Deleted {len(deleted)} fact{'s' if len(deleted) != 1 else ''}: "
+                     + ", ".join(f"#{i}" for i in deleted) + ". They are in the trash if you want them back.")
     return redirect(reverse("facts"))

@@ -1,0 +1,114 @@
+"""kill -9 at random points of edits and deletes; after each restart the store is whole."""
+
+import random
+import sqlite3
+import threading
+import time
+
+import httpx
+import pytest
+
+from tests.memory_service import Service
+
+CRASH_POINTS = 4  # per operation; a run kills the service this many times mid-stream
+
+
+def integrity(db) -> str:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def check_whole(api) -> dict:
+    stats = api.get("/stats").json()
+    assert not any(stats["orphans"].values()), stats
+    assert stats["facts"] == stats["fts"] == stats["vectors"] == stats["vectors_in_memory"], stats
+    return stats
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("operation", ["edit", "delete"])
+def test_kill_9_mid_edit_or_delete_leaves_a_whole_store(tmp_path, operation):
+    service = Service(tmp_path / "crash.db").start()
+    with service.client() as api:
+        ids = [api.post("/facts", json={"text": f"Seed fact {i}: shelf {i * 7} holds box {i * 13}."}).json()["id"]
+               for i in range(400)]
+    rng = random.Random(operation)
+    for point in range(CRASH_POINTS):
+        stop = threading.Event()
+        done: list[tuple[int, str | None]] = []
+
+        def worker():
+            with service.client() as api:
+                while not stop.is_set() and ids:
+                    fid = rng.choice(ids)
+                    try:
+                        if operation == "edit":
+                            text = f"Edited {fid} at crash point {point}: shelf {rng.randint(0, 10**6)}."
+                            r = api.patch(f"/facts/{fid}", json={"text": text})
+                            if r.status_code == 200:
+                                done.append((fid, text))
+                        else:
+                            r = api.delete(f"/facts/{fid}")
+                            if r.status_code == 200:
+                                ids.remove(fid)
+                                done.append((fid, None))
+                    except httpx.TransportError:
+                        return
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        time.sleep(rng.uniform(0.3, 1.5))
+        service.kill()
+        stop.set()
+        thread.join()
+        assert integrity(tmp_path / "crash.db") == "ok"
+        service.start()
+        with service.client() as api:
+            check_whole(api)
+            for fid, text in done[-20:]:  # acknowledged writes survived
+                r = api.get(f"/facts/{fid}")
+                if text is None:
+                    assert r.status_code == 404
+                else:
+                    assert r.json()["text"] == text
+    service.stop()
+
+
+def test_reindex_heals_vectors_after_the_model_changes(tmp_path):
+    """Facts embedded by one model; the service restarts with another: recall is keyword-only
+    for them until /reindex re-embeds every fact with the new model."""
+    old = Service(tmp_path / "m.db", env={"MEMORY_EMBEDDER": "tests.fakes:hash_embedder"}).start()
+    with old.client() as api:
+        fid = api.post("/facts", json={"text": "Priya is the owner's sister."}).json()["id"]
+    old.stop()
+
+    new = Service(tmp_path / "m.db").start()
+    try:
+        with new.client() as api:
+            stats = api.get("/stats").json()
+            assert stats["stale_vectors"] == 1 and stats["vectors_in_memory"] == 0
+            body = api.post("/recall", json={"query": "Who is my sister?", "debug": True}).json()
+            assert body["vec"] == []
+            assert api.post("/reindex").json()["vectors"] == 1
+            stats = check_whole(api)
+            assert stats["stale_vectors"] == 0
+            body = api.post("/recall", json={"query": "Who is my sister?", "debug": True}).json()
+            assert body["vec"][0]["fact"]["id"] == fid
+    finally:
+        new.stop()
+
+
+def test_reindex_without_a_model_fails_clearly_and_changes_nothing(tmp_path):
+    seeded = Service(tmp_path / "m.db").start()
+    with seeded.client() as api:
+        api.post("/facts", json={"text": "Priya is the owner's sister."})
+    seeded.stop()
+    broken = Service(tmp_path / "m.db", env={"MEMORY_EMBEDDER": "no.such:Model"}).start()
+    try:
+        with broken.client() as api:
+            r = api.post("/reindex")
+            assert r.status_code == 503 and r.json()["error"]["code"] == "model_unavailable"
+            stats = api.get("/stats").json()
+            assert stats["vectors"] == 1 and stats["fts"] == 1
+    finally:
+        broken.stop()
