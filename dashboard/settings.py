@@ -11,8 +11,9 @@ from django.utils.csp import CSP
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / "local.env").exists():
-    env.read_env(BASE_DIR / "local.env", overwrite=False)
+ENV_FILE = Path(env.str("DASHBOARD_ENV_FILE", default=str(BASE_DIR / "local.env")))
+if ENV_FILE.exists():
+    env.read_env(ENV_FILE, overwrite=False)
 
 SECRET_KEY = env.str("SECRET_KEY")  # no default: a missing key must fail loudly
 DEBUG = env.bool("DEBUG", default=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 
 TYPE = {"type": "string", "enum": ["fact", "skill", "log"]}
+TYPE_FILTER = {"type": "string", "enum": ["fact", "skill", "log", ""], "description": "empty: any type"}
 NULLABLE_INT = {"type": ["integer", "null"]}
 NULLABLE_NUM = {"type": ["number", "null"]}
 FACT = {"$ref": "#/components/schemas/Fact"}
@@ -20,7 +21,7 @@ ERRORS = {
 
 
 def obj(properties: dict, required: list[str] | None = None, extra: bool = True) -> dict:
-    schema = {"type": "object", "properties": properties, "required": required or list(properties)}
+    schema = {"type": "object", "properties": properties, "required": list(properties) if required is None else required}
     if not extra:
         schema["additionalProperties"] = False
     return schema
@@ -133,7 +134,7 @@ def openapi_document() -> dict:
                 "get": {
                     "summary": "Browse facts, newest first",
                     "parameters": [
-                        query("type", TYPE), query("source", {"type": "string"}),
+                        query("type", TYPE_FILTER), query("source", {"type": "string"}),
                         query("q", {"type": "string"}, "plain substring filter"),
                         query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
                         query("cursor", {"type": "string"}, "next_cursor of the previous page"),
@@ -222,7 +223,7 @@ def openapi_document() -> dict:
                 "summary": "Same-type pairs at or above a cosine threshold, highest first",
                 "parameters": [
                     query("threshold", {"type": "number", "minimum": 0.5, "maximum": 1, "default": 0.97}),
-                    query("type", TYPE),
+                    query("type", TYPE_FILTER),
                     query("limit", {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}),
                 ],
                 "responses": {**ok(obj({
@@ -232,7 +233,7 @@ def openapi_document() -> dict:
             }},
             "/duplicates/nearest": {"get": {
                 "summary": "Every fact's cosine with its nearest same-type neighbour",
-                "parameters": [query("type", TYPE)],
+                "parameters": [query("type", TYPE_FILTER)],
                 "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})}})),
                               **errors("401", "422")},
             }},

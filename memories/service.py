@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
-from .store import Conflict, InvalidInput, Memory, StoreError, TooLarge
+from .store import Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
 
 log = logging.getLogger(__name__)
 
@@ -147,29 +147,39 @@ def choice_param(value, name: str, default: str, choices: tuple[str, ...]) -> st
 
 
 def fact_id(request: Request) -> int:
-    return request.path_params["id"]
+    fid = request.path_params["id"]
+    if fid >= 2**63:  # past SQLite's integers: no such fact
+        raise NotFound(f"no fact with id {fid}")
+    return fid
 
 
 def create_app(memory: Memory, secret: str) -> ASGIApp:
     if not secret:
         raise ValueError("the memory service needs a shared secret (MEMORY_SECRET)")
 
+    # One Route per path, dispatching on the method, so a 405's Allow header lists them all.
+    handlers: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
+
     def route(path: str, methods: list[str]):
         def register(handler: Callable[[Request], Awaitable[Response]]):
-            async def endpoint(request: Request) -> Response:
-                try:
-                    return await handler(request)
-                except Conflict as e:
-                    return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
-                except StoreError as e:
-                    return error(e.status, e.code, str(e))
-
-            routes.append(Route(path, endpoint, methods=methods, name=handler.__name__))
+            for method in methods:
+                handlers.setdefault(path, {})[method] = handler
             return handler
 
         return register
 
-    routes: list[Route] = []
+    def dispatch(path: str) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            handler = handlers[path][request.method if request.method != "HEAD" else "GET"]
+            try:
+                return await handler(request)
+            except Conflict as e:
+                return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
+            except StoreError as e:
+                return error(e.status, e.code, str(e))
+
+        return endpoint
+
     run = run_in_threadpool
 
     @route("/health", ["GET"])
@@ -282,13 +292,16 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 405:
-            return error(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+            response = error(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}")
+            response.headers.update(exc.headers or {})  # Allow: the methods that are (RFC 9110)
+            return response
         return error(exc.status_code, "not_found", f"no route {request.method} {request.url.path}")
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return error(500, "internal", "the memory service failed unexpectedly; its log has the details")
 
+    routes = [Route(path, dispatch(path), methods=list(methods)) for path, methods in handlers.items()]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})
     app.state.memory = memory
     return SecretMiddleware(app, secret)

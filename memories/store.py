@@ -87,8 +87,13 @@ class AddResult:
 FACT_COLUMNS = "id, text, type, source, created_at, updated_at"
 
 
+def stamp(when: datetime) -> str:
+    """UTC, microseconds, Z: one fixed width, so the text sorts as the time does (years < 1000 too)."""
+    return when.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return stamp(datetime.now(UTC))
 
 
 def text_key(text: str) -> str:
@@ -127,11 +132,11 @@ def clean_time(value: object, name: str) -> str | None:
         return None
     try:
         when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is None:
+            raise InvalidInput(f"{name} needs a time zone (end it in Z for UTC)")
+        return stamp(when)
+    except (ValueError, OverflowError):
         raise InvalidInput(f"{name} is not an ISO-8601 time") from None
-    if when.tzinfo is None:
-        raise InvalidInput(f"{name} needs a time zone (end it in Z for UTC)")
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def clean_id(value: object) -> int | None:

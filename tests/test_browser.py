@@ -92,7 +92,12 @@ def test_delete_with_confirmation_and_see_it_gone(signed_in: Page):
     page.reload()
     page.once("dialog", lambda dialog: dialog.accept())
     page.locator(f"#fact-{fid}").get_by_role("link", name="Delete").click()
-    expect(page.locator(f"#fact-{fid}")).to_contain_text("Deleted")
+    expect(page.locator(f"#fact-{fid}")).to_contain_text("deleted.")
+    page.locator(f"#fact-{fid}").get_by_role("button", name="Undo").click()  # changed my mind...
+    expect(page.locator(f"#fact-{fid} td.text")).to_have_text("The owner's cat is called Pixel.")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Delete").click()  # ...and back again
+    expect(page.locator(f"#fact-{fid}")).to_contain_text("deleted.")
     page.reload()
     expect(page.locator(f"#fact-{fid}")).to_have_count(0)
     page.goto(page.url.split("/", 3)[0] + "//" + page.url.split("/")[2] + "/recall/?q=cat+called+Pixel")

@@ -103,7 +103,7 @@ def test_cookies_are_http_only_and_secure_behind_https():
 
     code = ("import dashboard.settings as s; print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
             "s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, s.DEBUG)")
-    env = {"SECRET_KEY": "k", "MEMORY_SECRET": "m", "PATH": "/usr/bin:/bin"}
+    env = {"SECRET_KEY": "k", "MEMORY_SECRET": "m", "PATH": "/usr/bin:/bin", "DASHBOARD_ENV_FILE": "/nonexistent"}
     plain = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
     secure = subprocess.run([sys.executable, "-c", code], env={**env, "SECURE_COOKIES": "true"}, capture_output=True, text=True, cwd=ROOT)
     assert plain.stdout.split() == ["False", "False", "True", "Lax", "False"], plain.stderr
@@ -114,7 +114,8 @@ def test_settings_refuse_to_load_without_secrets():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-c", "import dashboard.settings"], env={"PATH": "/usr/bin:/bin"},
+    result = subprocess.run([sys.executable, "-c", "import dashboard.settings"],
+                            env={"PATH": "/usr/bin:/bin", "DASHBOARD_ENV_FILE": "/nonexistent"},
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode != 0 and "SECRET_KEY" in result.stderr
 
