@@ -39,9 +39,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="dashboard-bench-"))
     db = tmp / "memory.db"
     memory = Memory(db, MiniLM())
-    corpus = synthetic.facts(args.facts)
-    for start in range(0, len(corpus), 64):
+    corpus = synthetic.facts(int(args.facts * 1.3))  # some are near-duplicates: feed until there are enough
+    start = 0
+    while memory.count() < args.facts:
         memory.add_many(corpus[start : start + 64])
+        start += 64
     stored = memory.count()
     memory.close()
 

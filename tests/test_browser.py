@@ -182,3 +182,21 @@ def test_the_service_down_page(page: Page, live_server, owner, settings):
     expect(page.locator("body")).to_contain_text("http://127.0.0.1:9")
     expect(page.locator("body")).not_to_contain_text("Traceback")
     shot(page, "service-down")
+
+
+def test_recall_quality_import_run_and_compare(signed_in: Page, live_server):
+    page = signed_in
+    page.goto(live_server.url + "/evaluate/")
+    page.get_by_label("Set file (JSON: name, facts, cases)").set_input_files(
+        str(Path(__file__).resolve().parent.parent / "dashboard" / "evalsets" / "personal.json"))
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator("#alerts")).to_contain_text("Imported set “personal”: 29 cases")
+    page.get_by_label("personal (29)").check()
+    page.get_by_role("button", name="Run").click()
+    report = page.locator("#report-personal")
+    expect(report.locator("tr.mode-hybrid")).to_contain_text("/29")
+    shot(page, "recall-quality")
+
+    page.goto(live_server.url + "/evaluate/compare?run=1&suite=personal&a=seed&b=default")
+    expect(page.locator("#compare-personal .better-title")).not_to_have_text("Better under B (0)")
+    shot(page, "recall-quality-compare")

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memories.client import BadRequest
 
 from ..evaluation import SetError, compare, load_set, run
-from ..memory import memory
+from ..memory import forget_status, memory
 from ..models import EvalCase
 
 MAX_UPLOAD = 5 * 1024 * 1024
@@ -138,5 +138,6 @@ def set_import(request: HttpRequest) -> HttpResponse:
             kind = "is not of the set format" if isinstance(e, SetError) else "is not JSON"
             messages.error(request, f"{upload.name} {kind}: {e}")
         else:
+            forget_status()
             messages.success(request, f"Imported set “{name}”: {cases} cases, {created} new facts stored.")
     return redirect("evaluation")
