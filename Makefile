@@ -1,13 +1,15 @@
 # `make run` starts the product on a demo memory; `make test` runs every test.
-# `python` is 3.12 here through .python-version (pyenv); the check below says so if not.
-PYTHON ?= python
+# A Python >= 3.12: `python` here is 3.12 through .python-version (pyenv); failing that, pyenv's
+# own install of 3.12 or 3.13 even when its shims are not on PATH.
+PYTHON ?= $(shell for p in python python3.12 python3.13 $$HOME/.pyenv/versions/3.1[23]*/bin/python3; do \
+	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo "$$p"; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 
 .PHONY: install run test test-fast bench evalsets clean
 
 $(VENV)/.installed: pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)")'
+	@test -n "$(PYTHON)" || { echo "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[test]"
