@@ -370,19 +370,28 @@ class Memory:
         return results
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+        """Change the given fields; the others keep what they hold when the write lock is taken,
+        so an edit of one field never undoes a concurrent edit of another."""
         old = self.get(fact_id)
-        new_text = clean_text(text) if text is not None else old.text
-        new_type = clean_type(type) if type is not None else old.type
-        new_source = clean_source(source) if source is not None else old.source
-        reembed = new_text != old.text
-        vector = self._embed([new_text])[0] if reembed else None
+        text = clean_text(text) if text is not None else None
+        type = clean_type(type) if type is not None else None
+        source = clean_source(source) if source is not None else None
+        # Embed before taking the lock (the slow part), if the text is to change.
+        vector = self._embed([text])[0] if text is not None and text != old.text else None
         with self._lock:
-            current = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
-            if current is None:
+            row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+            if row is None:
                 raise NotFound(f"no fact with id {fact_id}")
-            if vector is None:
+            current = self._fact(row)
+            new_text = current.text if text is None else text
+            new_type = current.type if type is None else type
+            new_source = current.source if source is None else source
+            reembed = new_text != current.text
+            if not reembed:
                 vector = self.vectors.vector(fact_id)
-            if new_text != old.text or new_type != old.type:
+            elif vector is None:  # the text changed under us since we looked
+                vector = self._embed([new_text])[0]
+            if reembed or new_type != current.type:
                 dup = self._find_duplicate(new_text, new_type, vector, exclude=fact_id)
                 if dup:
                     existing = self._get_many([dup[0]])[dup[0]]
@@ -390,11 +399,11 @@ class Memory:
                         f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
                         existing, dup[1], dup[2],
                     )
-            stamp = now()
+            updated_at = now()
             with transaction(self.db):
                 self.db.execute(
                     "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
-                    (new_text, text_key(new_text), new_type, new_source, stamp, fact_id),
+                    (new_text, text_key(new_text), new_type, new_source, updated_at, fact_id),
                 )
                 if reembed:
                     self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
@@ -405,7 +414,7 @@ class Memory:
                     )
             if vector is not None:
                 self.vectors.put(fact_id, new_type, vector)
-        return Fact(fact_id, new_text, new_type, new_source, old.created_at, stamp)
+        return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
 
     def delete(self, fact_id: int) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed."""

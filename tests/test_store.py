@@ -310,3 +310,24 @@ def test_pairs_and_nearest_are_the_same_across_many_tiles(fake_memory, monkeypat
     tiled = dict(fake_memory.nearest())
     assert tiled.keys() == dict(whole_nearest).keys()
     assert all(abs(tiled[k] - v) < 1e-6 for k, v in whole_nearest)
+
+
+def test_an_edit_of_one_field_never_undoes_a_concurrent_edit_of_another(fake_memory, monkeypatch):
+    fid = fake_memory.add("Leo swims on Wednesdays.", source="chat").fact.id
+    real_get = fake_memory.get
+    raced = []
+
+    def get_then_race(fact_id):
+        fact = real_get(fact_id)
+        if not raced:  # another writer changes the text after this edit has looked
+            raced.append(True)
+            fake_memory.edit(fact_id, text="Leo plays chess on Fridays.")
+        return fact
+
+    monkeypatch.setattr(fake_memory, "get", get_then_race)
+    result = fake_memory.edit(fid, source="calendar")
+    monkeypatch.undo()
+    assert (result.text, result.source) == ("Leo plays chess on Fridays.", "calendar")
+    stored = fake_memory.get(fid)
+    assert (stored.text, stored.source) == ("Leo plays chess on Fridays.", "calendar")
+    assert fts_ids(fake_memory, "chess") == [fid] and fake_memory.stats()["consistent"]
