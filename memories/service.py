@@ -49,6 +49,10 @@ class SecretMiddleware:
         await self.app(scope, receive, send)
 
 
+class BadRequest(StoreError):
+    code, status = "bad_request", 400
+
+
 async def read_json(request: Request) -> dict:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY:
@@ -65,10 +69,6 @@ async def read_json(request: Request) -> dict:
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")
     return data
-
-
-class BadRequest(StoreError):
-    code, status = "bad_request", 400
 
 
 def int_param(value, name: str, default: int, low: int, high: int) -> int:

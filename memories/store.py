@@ -26,7 +26,6 @@ MAX_TEXT = 8000
 MAX_SOURCE = 200
 MAX_QUERY = 32_000
 DEFAULT_THRESHOLD = 0.97
-HIGHLIGHT = ("\x02", "\x03")  # around each matched token in a keyword hit's "highlighted" text
 
 
 class StoreError(Exception):

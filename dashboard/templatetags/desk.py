@@ -4,7 +4,7 @@ from django.utils.safestring import mark_safe
 
 register = template.Library()
 
-START, END = "\x02", "\x03"  # the service's marks around matched tokens (memories.store.HIGHLIGHT)
+START, END = "\x02", "\x03"  # the service's marks around matched tokens (the recall contract's "highlighted")
 
 
 @register.filter

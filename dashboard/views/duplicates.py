@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memories.client import BadRequest, Conflict, NotFound
@@ -96,8 +97,5 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
 
 
 def _back(query: str) -> str:
-    from django.urls import reverse
-    from django.utils.http import url_has_allowed_host_and_scheme
-
-    url = reverse("duplicates") + (f"?{query}" if query and not query.startswith(("/", "http")) else "")
-    return url if url_has_allowed_host_and_scheme(url, allowed_hosts=None) else reverse("duplicates")
+    """The duplicates page with the owner's filters: only ever a query string on our own page."""
+    return reverse("duplicates") + (f"?{QueryDict(query).urlencode()}" if query else "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -20,8 +20,6 @@ BULK_LIMIT = 200
 
 
 def get_fact_or_404(fact_id: int):
-    from django.http import Http404
-
     try:
         return memory().get(fact_id)
     except NotFound:
