@@ -131,3 +131,19 @@ def test_the_recall_debugger_keeps_the_query_in_the_url_and_computes_contributio
     assert "<mark>Priya</mark>" in html and "<b>Who</b>" not in html  # matched terms marked, user text escaped
     assert "+0.01639" in html and "+0.01613" in html  # 1/61 and 1/62
     assert 'class="badge via-both"' in html and "&quot;priya&quot;" in html
+
+
+def test_a_memory_with_only_the_base_contract_still_works(owner_client, mock_memory):
+    """The local service's extra routes (neighbours, nearest) may be missing elsewhere."""
+    fake = FakeMemory(fact(1, "Priya is the owner's sister."))
+
+    def handler(request):
+        if request.url.path.endswith("/neighbours") or request.url.path == "/duplicates/nearest":
+            return httpx.Response(404, json={"error": {"code": "not_found", "message": "no route"}})
+        return fake(request)
+
+    mock_memory(handler)
+    detail = owner_client.get(reverse("fact_detail", args=[1]))
+    assert detail.status_code == 200 and "does not list neighbours" in detail.content.decode()
+    dups = owner_client.get(reverse("duplicates"))
+    assert dups.status_code == 200 and "<svg" not in dups.content.decode()

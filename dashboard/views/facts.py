@@ -70,7 +70,11 @@ def fact_add(request: HttpRequest) -> HttpResponse:
 @require_GET
 def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = get_fact_or_404(fact_id)
-    neighbours = memory().neighbours(fact_id, limit=10)
+    try:
+        neighbours = memory().neighbours(fact_id, limit=10)
+    except NotFound:
+        neighbours = None  # a memory without this extension of the contract
+
     return render(request, "facts/detail.html", {"fact": fact, "neighbours": neighbours})
 
 
