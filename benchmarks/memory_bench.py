@@ -95,8 +95,11 @@ def main() -> None:
 
         for q in queries[:10]:  # warm caches
             memory.recall(q)
-        engine = [timed(memory.recall, q) for q in queries]
-        floor = [timed(floor_query, memory, embedder, q) for q in queries]
+        # Interleaved, so a change in the machine's load touches both alike.
+        engine, floor = [], []
+        for q in queries:
+            engine.append(timed(memory.recall, q))
+            floor.append(timed(floor_query, memory, embedder, q))
         writes = [timed(memory.add, f["text"], f["type"], f["source"]) for f in extra[:100]]
         for f in extra[:100]:  # keep the size steady for the next step
             found = memory.list(q=f["text"], limit=1)[0]
