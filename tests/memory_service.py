@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
 import signal
@@ -40,6 +41,7 @@ class Service:
         return httpx.Client(base_url=self.url, headers={"X-Memory-Secret": self.secret}, timeout=30, **kwargs)
 
     def start(self, timeout: float = 60) -> Service:
+        atexit.register(self.stop)  # never outlive the test run, even when a test fails half-way
         self.log = self.db.with_suffix(".log")
         env = {**os.environ, "MEMORY_SECRET": self.secret, "PYTHONPATH": str(ROOT), **self.env}
         self.process = subprocess.Popen(

@@ -32,47 +32,49 @@ def test_kill_9_mid_edit_or_delete_leaves_a_whole_store(tmp_path, operation):
     with service.client() as api:
         ids = [api.post("/facts", json={"text": f"Seed fact {i}: shelf {i * 7} holds box {i * 13}."}).json()["id"]
                for i in range(400)]
-    rng = random.Random(operation)
-    for point in range(CRASH_POINTS):
-        stop = threading.Event()
-        done: list[tuple[int, str | None]] = []
+    try:
+        rng = random.Random(operation)
+        for point in range(CRASH_POINTS):
+            stop = threading.Event()
+            done: list[tuple[int, str | None]] = []
 
-        def worker():
+            def worker():
+                with service.client() as api:
+                    while not stop.is_set() and ids:
+                        fid = rng.choice(ids)
+                        try:
+                            if operation == "edit":
+                                text = f"Edited {fid} at crash point {point}: shelf {rng.randint(0, 10**6)}."
+                                r = api.patch(f"/facts/{fid}", json={"text": text})
+                                if r.status_code == 200:
+                                    done.append((fid, text))
+                            else:
+                                r = api.delete(f"/facts/{fid}")
+                                if r.status_code == 200:
+                                    ids.remove(fid)
+                                    done.append((fid, None))
+                        except httpx.TransportError:
+                            return
+
+            thread = threading.Thread(target=worker)
+            thread.start()
+            time.sleep(rng.uniform(0.3, 1.5))
+            service.kill()
+            stop.set()
+            thread.join()
+            assert integrity(tmp_path / "crash.db") == "ok"
+            service.start()
             with service.client() as api:
-                while not stop.is_set() and ids:
-                    fid = rng.choice(ids)
-                    try:
-                        if operation == "edit":
-                            text = f"Edited {fid} at crash point {point}: shelf {rng.randint(0, 10**6)}."
-                            r = api.patch(f"/facts/{fid}", json={"text": text})
-                            if r.status_code == 200:
-                                done.append((fid, text))
-                        else:
-                            r = api.delete(f"/facts/{fid}")
-                            if r.status_code == 200:
-                                ids.remove(fid)
-                                done.append((fid, None))
-                    except httpx.TransportError:
-                        return
-
-        thread = threading.Thread(target=worker)
-        thread.start()
-        time.sleep(rng.uniform(0.3, 1.5))
-        service.kill()
-        stop.set()
-        thread.join()
-        assert integrity(tmp_path / "crash.db") == "ok"
-        service.start()
-        with service.client() as api:
-            check_whole(api)
-            last = dict(done)  # each fact's last acknowledged write
-            for fid, text in list(last.items())[-20:]:  # acknowledged writes survived
-                r = api.get(f"/facts/{fid}")
-                if text is None:
-                    assert r.status_code == 404
-                else:
-                    assert r.json()["text"] == text
-    service.stop()
+                check_whole(api)
+                last = dict(done)  # each fact's last acknowledged write
+                for fid, text in list(last.items())[-20:]:  # acknowledged writes survived
+                    r = api.get(f"/facts/{fid}")
+                    if text is None:
+                        assert r.status_code == 404
+                    else:
+                        assert r.json()["text"] == text
+    finally:
+        service.stop()
 
 
 def test_reindex_heals_vectors_after_the_model_changes(tmp_path):
