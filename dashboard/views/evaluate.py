@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -39,7 +40,7 @@ def selected_cases(request: HttpRequest):
     return cases.filter(suite__in=suites) if suites else cases
 
 
-def run_or_explain(request: HttpRequest, cases, fusion_text: str):
+def run_or_explain(cases, fusion_text: str):
     """(report, error message)."""
     try:
         fusion = parse_fusion(fusion_text)
@@ -51,10 +52,11 @@ def run_or_explain(request: HttpRequest, cases, fusion_text: str):
         return None, f"The memory refused these fusion settings: {e.message}"
 
 
-def by_suite(cases, fusion_text: str, request: HttpRequest):
+def by_suite(cases, fusion_text: str):
+    """(suite, report) for each suite among the cases, or the error that stopped the run."""
     out, error = [], None
     for suite in sorted(set(c.suite for c in cases)):
-        report, error = run_or_explain(request, [c for c in cases if c.suite == suite], fusion_text)
+        report, error = run_or_explain([c for c in cases if c.suite == suite], fusion_text)
         if error:
             break
         out.append((suite, report))
@@ -64,13 +66,10 @@ def by_suite(cases, fusion_text: str, request: HttpRequest):
 @require_GET
 def evaluation(request: HttpRequest) -> HttpResponse:
     cases = list(selected_cases(request))
-    suites = EvalCase.objects.values_list("suite", flat=True)
-    counts: dict[str, int] = {}
-    for s in suites:
-        counts[s] = counts.get(s, 0) + 1
+    counts = dict(EvalCase.objects.values_list("suite").annotate(n=Count("id")).order_by("suite"))
     context: dict = {"counts": counts, "fusion": request.GET.get("fusion", ""), "chosen": request.GET.getlist("suite")}
     if request.GET.get("run") and cases:
-        reports, error = by_suite(cases, context["fusion"], request)
+        reports, error = by_suite(cases, context["fusion"])
         if error:
             messages.error(request, error)
         context["reports"] = reports
@@ -84,8 +83,8 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
     context: dict = {"a": a_text, "b": b_text, "rows": [], "chosen": request.GET.getlist("suite"),
                      "counts": dict.fromkeys(sorted(set(EvalCase.objects.values_list("suite", flat=True))), 0)}
     if request.GET.get("run") and cases:
-        reports_a, error = by_suite(cases, a_text, request)
-        reports_b, error_b = by_suite(cases, b_text, request) if not error else ([], None)
+        reports_a, error = by_suite(cases, a_text)
+        reports_b, error_b = by_suite(cases, b_text) if not error else ([], None)
         if error or error_b:
             messages.error(request, error or error_b)
         for (suite, ra), (_, rb) in zip(reports_a, reports_b):
