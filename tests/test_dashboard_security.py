@@ -158,3 +158,22 @@ def test_error_pages_never_show_the_secret(owner_client, settings):
         response = owner_client.get(url)
         assert response.status_code in (404, 503)
         assert settings.MEMORY_SECRET not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_404_is_our_page_and_a_500_shows_no_traceback(owner_client, mock_memory, monkeypatch):
+    from tests.fake_memory import FakeMemory
+
+    mock_memory(FakeMemory())
+    missing = owner_client.get("/no-such-page/")
+    assert missing.status_code == 404 and "Back to the facts" in missing.content.decode()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug with the secret test-memory-secret-f3a9c1 in it")
+
+    monkeypatch.setattr("dashboard.views.facts.FactFilter", broken)
+    owner_client.raise_request_exception = False
+    crashed = owner_client.get(reverse("facts"))
+    html = crashed.content.decode()
+    assert crashed.status_code == 500 and "Something went wrong" in html
+    assert "Traceback" not in html and "RuntimeError" not in html and "test-memory-secret" not in html
