@@ -27,17 +27,19 @@ def test_mixed_concurrent_load_loses_no_update_and_leaves_no_orphan(tmp_path):
                     if action == "add":
                         text = f"Writer {n} fact {i}: parcel {rng.randint(0, 10**9)} is at depot {n * 100 + i}."
                         r = api.post("/facts", json={"text": text})
-                        assert r.status_code == 201, r.text
-                        mine.append(r.json()["id"])
-                        with lock:
-                            final[r.json()["id"]] = text
+                        assert r.status_code in (200, 201), r.text
+                        if r.status_code == 201:  # 200: another writer's fact was that close (dedup)
+                            mine.append(r.json()["id"])
+                            with lock:
+                                final[r.json()["id"]] = text
                     elif action == "edit":
                         fid = rng.choice(mine)
                         text = f"Writer {n} edited {fid} in round {i}: crate {rng.randint(0, 10**9)} in bay {i}."
                         r = api.patch(f"/facts/{fid}", json={"text": text})
-                        assert r.status_code == 200, r.text
-                        with lock:
-                            final[fid] = text
+                        assert r.status_code in (200, 409), r.text
+                        if r.status_code == 200:  # 409: it would have duplicated another fact; unchanged
+                            with lock:
+                                final[fid] = text
                     elif action == "delete":
                         fid = mine.pop(rng.randrange(len(mine)))
                         assert api.delete(f"/facts/{fid}").status_code == 200
