@@ -99,7 +99,7 @@ def test_the_default_recall_meets_the_bar_on_each_shipped_set(suite, settings, t
 
 
 @pytest.mark.django_db
-def test_load_and_evaluate_commands(live_memory):
+def test_load_and_evaluate_commands(live_memory, tmp_path):
     out = io.StringIO()
     call_command("load_evalset", stdout=out)
     assert "set 'lookalikes', 100 cases" in out.getvalue() and "set 'personal', 29 cases" in out.getvalue()
@@ -108,14 +108,10 @@ def test_load_and_evaluate_commands(live_memory):
     call_command("evaluate", "--suite", "personal", "--compare", "seed", "--failures", stdout=out)
     table = out.getvalue()
     assert "| personal | 29 | keyword |" in table and "| personal | 29 | hybrid (B) |" in table
+    bad = tmp_path / "bad-set.json"
+    bad.write_text('{"name": "x"}')
     with pytest.raises(CommandError, match="is not of the set format"):
-        bad = SETS.parent.parent / "var" / "bad-set.json"
-        bad.parent.mkdir(exist_ok=True)
-        bad.write_text('{"name": "x"}')
-        try:
-            call_command("load_evalset", str(bad), stdout=io.StringIO())
-        finally:
-            bad.unlink()
+        call_command("load_evalset", str(bad), stdout=io.StringIO())
 
 
 @pytest.mark.django_db
