@@ -479,28 +479,36 @@ class Memory:
         marks = ",".join("?" * len(ids))
         return self.db.execute(f"SELECT {columns} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN ({marks})", [match, *ids]).fetchall()
 
-    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False, fusion: Fusion | None = None) -> dict:
+    def _check_query(self, query: object, type: str | None) -> None:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
         if len(query) > MAX_QUERY:
             raise TooLarge(f"query is {len(query)} characters; the limit is {MAX_QUERY}")
         if type is not None:
             clean_type(type)
+
+    def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion):
+        """The keyword list, the vector list and every fused hit, best first (call it under the lock)."""
+        kw = self._keyword(match, type, fusion.depth)
+        vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
+        fused = fuse([(fid, -score) for fid, score in kw], vec, fusion)
+        if fusion.hop and fused:
+            self._hop(fused, query, type, fusion)
+        return kw, vec, fused
+
+    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False, fusion: Fusion | None = None) -> dict:
+        self._check_query(query, type)
         fusion = fusion or self.fusion
         match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         with self._lock:
-            kw = self._keyword(match, type, fusion.depth)
-            vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
-            fused = fuse([(fid, -score) for fid, score in kw], vec, fusion)
-            if fusion.hop and fused:
-                self._hop(fused, query, type, fusion)
+            kw, vec, fused = self._rank(query, match, qvec, type, fusion)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
                 wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
                 marked = dict(self._matching(match, [fid for fid, _ in kw], "rowid, highlight(facts_fts, 0, char(2), char(3))"))
-            facts = self._get_many(wanted)
+        facts = self._get_many(wanted)
         bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
@@ -554,10 +562,9 @@ class Memory:
 
     def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
         """Why one fact ranks where it does for a query, list by list."""
+        self._check_query(query, type)
         fact = self.get(fact_id)
         fusion = fusion or self.fusion
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("query is empty")
         match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         query_terms = set(self.tokens(" ".join(match_terms(match))))
@@ -579,12 +586,10 @@ class Memory:
                     ).fetchone()[0]
                     kw_rank = better + 1
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
-        # Its parts of the fused score come from recall itself, so the two always agree.
-        fused = self.recall(query, type, limit=1 << 30, fusion=fusion)["results"]
-        fused_rank, parts = next(
-            ((i, h["parts"]) for i, h in enumerate(fused, 1) if h["fact"]["id"] == fact_id),
-            (None, {"kw": 0.0, "vec": 0.0, "hop": 0.0}),
-        )
+            # Its parts of the fused score come from the ranking recall uses, so the two agree.
+            _, _, fused = self._rank(query, match, qvec, type, fusion)
+        fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
+        parts = {"kw": hit.kw_part, "vec": hit.vec_part, "hop": hit.hop_part} if hit else {"kw": 0.0, "vec": 0.0, "hop": 0.0}
         result = {
             "fact": fact.to_dict(),
             "match": match,
