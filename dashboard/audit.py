@@ -29,9 +29,10 @@ def record(request: HttpRequest, action: str, fact_id: int | None = None, *, bef
     )
 
 
-def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str = "") -> AuditEntry:
-    """Delete a fact through the client, keeping it in the trash (the audit entry) first."""
-    fact = client.get(fact_id)
+def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str = "", fact: Fact | None = None) -> AuditEntry:
+    """Delete a fact through the client, keeping it in the trash (the audit entry). Pass `fact`
+    when the caller has just read it, to spare a second read."""
+    fact = fact or client.get(fact_id)
     client.delete(fact_id)
     return record(request, "delete", fact_id, before=fact, note=note)
 

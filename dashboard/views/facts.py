@@ -122,7 +122,7 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = get_fact_or_404(fact_id)
     if request.method == "GET":
         return render(request, "facts/delete.html", {"facts": [fact]})
-    entry = audit.delete(request, memory(), fact_id)
+    entry = audit.delete(request, memory(), fact_id, fact=fact)
     forget_status()
     if request.htmx:
         return render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})
