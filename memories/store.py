@@ -508,7 +508,8 @@ class Memory:
             if debug:
                 wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
                 marked = dict(self._matching(match, [fid for fid, _ in kw], "rowid, highlight(facts_fts, 0, char(2), char(3))"))
-        facts = self._get_many(wanted)
+            # Under the same lock as the ranking: a delete in between would leave a ranked id with no row.
+            facts = self._get_many(wanted)
         bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
@@ -563,12 +564,13 @@ class Memory:
     def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
         """Why one fact ranks where it does for a query, list by list."""
         self._check_query(query, type)
-        fact = self.get(fact_id)
+        self.get(fact_id)  # an unknown id is a 404 before the model spends time on the query
         fusion = fusion or self.fusion
         match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         query_terms = set(self.tokens(" ".join(match_terms(match))))
         with self._lock:
+            fact = self.get(fact_id)  # again under the lock: it may have been deleted meanwhile
             fact_terms = [r[0] for r in self.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ? ORDER BY offset", (fact_id,))]
             bm25 = kw_rank = None
             if match:

@@ -1,5 +1,7 @@
 """The engine: writes keep row, FTS entry and vector together; dedup; recall; curation."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -331,3 +333,23 @@ def test_an_edit_of_one_field_never_undoes_a_concurrent_edit_of_another(fake_mem
     stored = fake_memory.get(fid)
     assert (stored.text, stored.source) == ("Leo plays chess on Fridays.", "calendar")
     assert fts_ids(fake_memory, "chess") == [fid] and fake_memory.stats()["consistent"]
+
+
+def test_recall_reads_its_facts_before_a_concurrent_delete_can_land(fake_memory, monkeypatch):
+    ids = [fake_memory.add(f"Parcel {n} waits at the depot.").fact.id for n in range(3)]
+    real_get_many = fake_memory._get_many
+    deleter = threading.Thread(target=fake_memory.delete, args=(ids[0],))
+
+    def delete_meanwhile(wanted):
+        wanted = list(wanted)
+        if len(wanted) > 1 and not deleter.is_alive() and deleter.ident is None:
+            deleter.start()  # another client deletes a ranked fact just as recall reads the rows
+            deleter.join(timeout=0.5)  # it can only land if recall has let go of the lock
+        return real_get_many(wanted)
+
+    monkeypatch.setattr(fake_memory, "_get_many", delete_meanwhile)
+    result = fake_memory.recall("parcel depot")
+    monkeypatch.undo()
+    deleter.join()
+    assert sorted(r["fact"]["id"] for r in result["results"]) == ids  # ranked and read as one snapshot
+    assert sorted(r["fact"]["id"] for r in fake_memory.recall("parcel depot")["results"]) == ids[1:]
