@@ -555,11 +555,14 @@ class Memory:
 
     def tokens(self, text: str) -> list[str]:
         """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
-        with self._lock, transaction(self.db):
+        # Only the temp database is written, statement by statement: no lock on the memory itself,
+        # so reads that call this never wait on or block a writer in another process.
+        with self._lock:
             rowid = self.db.execute("INSERT INTO temp.probe (text) VALUES (?)", (text,)).lastrowid
-            terms = [r[0] for r in self.db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
-            self.db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
-        return terms
+            try:
+                return [r[0] for r in self.db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
+            finally:
+                self.db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
 
     def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
         """Why one fact ranks where it does for a query, list by list."""

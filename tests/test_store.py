@@ -1,5 +1,6 @@
 """The engine: writes keep row, FTS entry and vector together; dedup; recall; curation."""
 
+import sqlite3
 import threading
 
 import numpy as np
@@ -353,3 +354,15 @@ def test_recall_reads_its_facts_before_a_concurrent_delete_can_land(fake_memory,
     deleter.join()
     assert sorted(r["fact"]["id"] for r in result["results"]) == ids  # ranked and read as one snapshot
     assert sorted(r["fact"]["id"] for r in fake_memory.recall("parcel depot")["results"]) == ids[1:]
+
+
+def test_explain_reads_while_another_process_holds_the_write_lock(fake_memory):
+    fid = fake_memory.add("Running dogs chase cats.").fact.id
+    other = sqlite3.connect(fake_memory.path, isolation_level=None, timeout=0)
+    other.execute("BEGIN IMMEDIATE")  # e.g. `python -m memories import` in the middle of a batch
+    try:
+        fake_memory.db.execute("PRAGMA busy_timeout=0")  # fail at once instead of after 5 s
+        why = fake_memory.explain("dog", fid)
+    finally:
+        other.execute("ROLLBACK")
+    assert why["matched_terms"] == ["dog"] and fake_memory.tokens("Running dogs") == ["run", "dog"]
