@@ -58,6 +58,7 @@ FUSION = obj(
         "method": {"type": "string", "enum": ["rrf", "relative", "ratio"]},
         "alias_self": {"type": "boolean"},
         "hop": {"type": "number", "minimum": 0, "maximum": 10},
+        "chain": {"type": "boolean", "description": "with hop: the hop target that has the query's words the top hit lacks goes first"},
     },
     required=[],
     extra=False,

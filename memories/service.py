@@ -113,7 +113,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         return default
     if not isinstance(raw, dict):
         raise InvalidInput("fusion must be an object")
-    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "hop"}
+    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "hop", "chain"}
     if unknown:
         raise InvalidInput(f"unknown fusion settings: {', '.join(sorted(unknown))}")
     if "preset" in raw:
@@ -127,6 +127,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         method=choice_param(raw.get("method"), "fusion.method", default.method, METHODS),
         alias_self=bool_param(raw.get("alias_self"), "fusion.alias_self", default.alias_self),
         hop=float_param(raw.get("hop"), "fusion.hop", default.hop, 0, 10),
+        chain=bool_param(raw.get("chain"), "fusion.chain", default.chain),
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
-from .recall import DEFAULT, Fused, Fusion, fuse, names, quote, via
+from .recall import DEFAULT, Fused, Fusion, fuse, names, owned, quote, terms, via
 from .vectors import TYPES, VectorIndex
 
 MAX_TEXT = 8000
@@ -551,7 +551,28 @@ class Memory:
         for hit in fused:
             if hit.id in named:
                 hit.hop_part = fusion.hop
+        if fusion.chain:
+            self._chain(fused, named, query, top.text, fusion)
         fused.sort(key=Fused.sort_key)
+
+    def _chain(self, fused: list[Fused], named: set[int], query: str, top_text: str, fusion: Fusion) -> None:
+        """The top hit may only say who the owner's someone is: "Where is my accountant's office?"
+        -> "The owner's accountant is Lars Holm." -> "Lars Holm's office is on Storgatan." When the
+        top hit has the word after "my" and a hop target has query words the top hit lacks, that
+        target is the answer: it goes one hop above the top hit."""
+        have = set(self.tokens(top_text))
+        covers = lambda word: set(self.tokens(word)) <= have  # noqa: E731
+        if not any(covers(w) for w in owned(query)):
+            return
+        missing = [t for t in terms(query) if not covers(t)]
+        targets = [h.id for h in fused[1:] if h.id in named]
+        if not missing or not targets:
+            return
+        answering = {r[0] for r in self._matching(" OR ".join(quote(t) for t in missing), targets)}
+        answer = next((h for h in fused[1:] if h.id in answering), None)
+        if answer:
+            top = fused[0]
+            answer.hop_part = top.score + fusion.hop - answer.kw_part - answer.vec_part
 
     def tokens(self, text: str) -> list[str]:
         """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import DEFAULT, SEED, Fusion, fuse, match_expression, names, phrases, terms, via
+from memories.recall import DEFAULT, SEED, Fusion, fuse, match_expression, names, owned, phrases, terms, via
 from memories.store import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
@@ -128,9 +128,16 @@ def test_names_are_the_capitalised_words_the_query_lacks():
     assert names("Anna's brother is Max.", "Who is Anna's brother?") == ["max"]
 
 
+def test_owned_is_the_word_after_my():
+    assert owned("Where is my accountant's office?") == ["accountant"]
+    assert owned("What is my best friend's dog called? And MY cat?") == ["best", "cat"]
+    assert owned("Who is Anna's brother?") == [] and owned("my") == [] and owned("is my the") == []
+
+
 def test_presets():
     assert SEED == Fusion() and SEED.method == "rrf" and SEED.k == 60 and SEED.depth == 30
-    assert DEFAULT.method == "ratio" and DEFAULT.phrases and DEFAULT.alias_self and DEFAULT.hop > 0
+    assert DEFAULT.method == "ratio" and DEFAULT.phrases and DEFAULT.alias_self and DEFAULT.hop > 0 and DEFAULT.chain
+    assert not SEED.chain
 
 
 @pytest.mark.parametrize("kw,vec,expected", [(1, 2, "both"), (1, None, "kw"), (None, 4, "vec")])

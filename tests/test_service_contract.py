@@ -161,7 +161,7 @@ def test_recall_tags_hits_and_returns_debug_lists(api):
     assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
     assert body["match"] == '"anna" OR "sister"'
     assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0, "phrases": False,
-                              "method": "rrf", "alias_self": False, "hop": 0.0}
+                              "method": "rrf", "alias_self": False, "hop": 0.0, "chain": False}
     assert {"fact", "rank", "bm25"} <= set(body["kw"][0]) and {"fact", "rank", "cosine"} <= set(body["vec"][0])
     for hit in body["results"]:
         expected = sum(1 / (60 + r) for r in (hit["kw_rank"], hit["vec_rank"]) if r)

@@ -2,6 +2,7 @@
 
 import sqlite3
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -291,14 +292,41 @@ def test_the_default_recall_beats_look_alikes_that_rank_fusion_lets_win(memory):
 def test_the_hop_follows_a_name_from_the_top_hit(memory):
     memory.add_many([{"text": t} for t in ("The owner's wife is called Mara.", "Mara works as a nurse.",
                                            "The owner works as a data engineer.", "Leo works as a baker.")])
-    result = memory.recall("What does my wife do for work?", debug=True)
+    hop_only = replace(DEFAULT, chain=False)  # the chain (next tests) would put the nurse first
+    result = memory.recall("What does my wife do for work?", debug=True, fusion=hop_only)
     texts = [h["fact"]["text"] for h in result["results"]]
     assert texts[0] == "The owner's wife is called Mara." and texts[1] == "Mara works as a nurse."
     assert result["results"][1]["parts"]["hop"] == DEFAULT.hop
     assert result["results"][0]["parts"]["hop"] == DEFAULT.hop  # the top hit gains as much: it keeps its place
-    why = memory.explain("What does my wife do for work?", memory.list(q="nurse")[0][0].id)
+    why = memory.explain("What does my wife do for work?", memory.list(q="nurse")[0][0].id, fusion=hop_only)
     assert why["fused_rank"] == 2 and why["hop_contribution"] == DEFAULT.hop
     assert why["score"] == pytest.approx(result["results"][1]["score"])
+
+
+
+CHAIN = ("The owner's plumber is Kees Bakker.", "Kees Bakker's van is parked on Dorpsstraat.",
+         "The owner's niece is Saar.", "Saar is afraid of spiders.", "The owner's van is white.")
+
+
+def test_the_chain_puts_the_answer_above_the_fact_that_leads_to_it(memory):
+    memory.add_many([{"text": t} for t in CHAIN])
+    result = memory.recall("Where is my plumber's van?")["results"]
+    assert [h["fact"]["text"] for h in result[:2]] == ["Kees Bakker's van is parked on Dorpsstraat.",
+                                                       "The owner's plumber is Kees Bakker."]
+    assert result[0]["score"] == pytest.approx(result[1]["score"] + DEFAULT.hop)  # one hop above its link
+    van = result[0]["fact"]["id"]
+    why = memory.explain("Where is my plumber's van?", van)
+    assert why["fused_rank"] == 1 and why["score"] == pytest.approx(result[0]["score"])
+    unchained = memory.recall("Where is my plumber's van?", fusion=replace(DEFAULT, chain=False))["results"]
+    assert unchained[0]["fact"]["text"] == "The owner's plumber is Kees Bakker."
+
+
+def test_the_chain_leaves_a_top_hit_that_already_answers(memory):
+    memory.add_many([{"text": t} for t in CHAIN])
+    # Asked who: the fact that says who stays first.
+    assert memory.recall("Who is my plumber?")["results"][0]["fact"]["text"] == "The owner's plumber is Kees Bakker."
+    # The top hit has the asked words but not the word after "my": it is the answer, not a link.
+    assert memory.recall("Is my niece afraid of anything?")["results"][0]["fact"]["text"] == "Saar is afraid of spiders."
 
 
 def test_pairs_and_nearest_are_the_same_across_many_tiles(fake_memory, monkeypatch):
