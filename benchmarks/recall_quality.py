@@ -34,7 +34,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     print("| set | cases | mode | fusion | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|---|")
-    for name in ("personal", "lookalikes", "holdout", "holdout2"):
+    for name in ("personal", "lookalikes", "holdout", "holdout2", "holdout3"):
         service = Service(Path(tempfile.mkdtemp()) / f"{name}.db").start()
         try:
             settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
