@@ -9,7 +9,7 @@ from dashboard.evaluation import SetError, load_set
 from dashboard.memory import memory
 
 SETS = Path(__file__).resolve().parents[2] / "evalsets"
-# Sets about the demo owner or nobody in particular; holdout.json is another household, so it
+# Sets about the demo owner or nobody in particular; the holdout*.json sets are other households: each
 # goes into a memory of its own (README, "Recall quality").
 SHIPPED = [SETS / "personal.json", SETS / "lookalikes.json"]
 
