@@ -115,6 +115,17 @@ def test_the_recall_debugger_shows_three_columns_and_a_pinned_fact(owner_client,
     assert pin.startswith("#1")
 
 
+def test_the_debugger_says_why_a_chained_answer_leads(owner_client, live_memory):
+    plumber = fact_id(add(owner_client, "The owner's plumber is Kees Bakker.").content.decode())
+    van = fact_id(add(owner_client, "Kees Bakker's van is parked on Dorpsstraat.").content.decode())
+    html = owner_client.get(reverse("recall"), {"q": "Where is my plumber's van?", "pin": van}).content.decode()
+    assert re.search(r'id="pin-fused">([^<]*)<', html).group(1).startswith("#1")
+    assert "it is the answer, one hop above" in html
+    link = owner_client.get(reverse("recall"), {"q": "Where is my plumber's van?", "pin": plumber}).content.decode()
+    assert re.search(r'id="pin-fused">([^<]*)<', link).group(1).startswith("#2")
+    assert "names someone the top hit names" in link and "it is the answer" not in link
+
+
 def test_a_pinned_fact_outside_the_lists_says_so_with_its_cosine(owner_client, live_memory):
     far = fact_id(add(owner_client, "The boiler was serviced in March.").content.decode())
     html = owner_client.get(reverse("recall"), {"q": "Anna sister", "pin": far, "type": "skill"}).content.decode()
