@@ -190,6 +190,7 @@ def via(kw_rank: int | None, vec_rank: int | None) -> str:
 
 SEED = Fusion()  # the design we started from: RRF, k=60, top 30 each
 # The default, chosen on the evaluation sets (README, "Recall quality"): phrase matching,
-# "my" read as "the owner's", score-aware fusion, and a second hop through the top hit's names.
+# "my" read as "the owner's", score-aware fusion, a second hop through the top hit's names, and
+# the chain from a top hit that says who "my ..." is to the fact that answers about them.
 DEFAULT = replace(SEED, method="ratio", phrases=True, alias_self=True, hop=0.5, chain=True)
 PRESETS = {"default": DEFAULT, "seed": SEED}

@@ -560,9 +560,15 @@ class Memory:
         -> "The owner's accountant is Lars Holm." -> "Lars Holm's office is on Storgatan." When the
         top hit has the word after "my" and a hop target has query words the top hit lacks, that
         target is the answer: it goes one hop above the top hit."""
+        mine = owned(query)
+        if not mine:
+            return
         have = set(self.tokens(top_text))
-        covers = lambda word: set(self.tokens(word)) <= have  # noqa: E731
-        if not any(covers(w) for w in owned(query)):
+
+        def covers(word: str) -> bool:
+            return set(self.tokens(word)) <= have
+
+        if not any(covers(w) for w in mine):
             return
         missing = [t for t in terms(query) if not covers(t)]
         targets = [h.id for h in fused[1:] if h.id in named]
