@@ -134,8 +134,8 @@ def run(client: MemoryClient, cases, fusion: dict | None = None) -> Report:
             "vector": first_rank([h.fact.id for h in result.vec], expected),
             "hybrid": first_rank([h.fact.id for h in result.results], expected),
         }
-        if not report.fusion:
-            report.fusion = result.fusion
+        if not report.results:  # the settings the memory used: a preset named in the request, spelled out
+            report.fusion = result.fusion or report.fusion
         top = result.results[0].fact.text if result.results else ""
         report.results.append(CaseResult(case.id, case.question, case.type, list(case.expected_ids), ranks, top))
     return report
