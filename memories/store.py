@@ -561,7 +561,8 @@ class Memory:
         top hit has the word after "my" and a hop target has query words the top hit lacks, that
         target is the answer: it goes one hop above the top hit."""
         mine = owned(query)
-        if not mine:
+        targets = [h.id for h in fused[1:] if h.id in named]
+        if not mine or not targets:
             return
         have = set(self.tokens(top_text))
 
@@ -571,8 +572,7 @@ class Memory:
         if not any(covers(w) for w in mine):
             return
         missing = [t for t in terms(query) if not covers(t)]
-        targets = [h.id for h in fused[1:] if h.id in named]
-        if not missing or not targets:
+        if not missing:
             return
         answering = {r[0] for r in self._matching(" OR ".join(quote(t) for t in missing), targets)}
         answer = next((h for h in fused[1:] if h.id in answering), None)
