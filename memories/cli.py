@@ -1,4 +1,4 @@
-"""`python -m memories serve | import | export`: a stable command line for agents and scripts."""
+"""`python -m memories serve | import | export | embed-server`: a stable command line for agents and scripts."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .recall import PRESETS, Fusion
 from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
 IMPORT_BATCH = 64
+URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement
 FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
 
 
@@ -89,6 +90,8 @@ def import_(args: argparse.Namespace) -> int:
         if len(problems) > 20:
             print(f"  ... and {len(problems) - 20} more", file=sys.stderr)
         return 1
+    if args.url:
+        return import_url(args, items)
     memory = open_memory(args.db)
     taken = [i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()]
     if taken:
@@ -106,7 +109,85 @@ def import_(args: argparse.Namespace) -> int:
     return 0
 
 
+def remote(url: str):
+    from .client import MemoryClient
+
+    secret = os.environ.get("MEMORY_SECRET", "")
+    if not secret:
+        raise SystemExit("error: set MEMORY_SECRET to the memory's shared secret")
+    return MemoryClient(url, secret, timeout=120)
+
+
+def import_url(args: argparse.Namespace, items: list[dict]) -> int:
+    """Into a running memory (the local service or a Worker), batch by batch, ids and times kept
+    where they are free; a batch is one transaction there, so a failure loses no half batch."""
+    from tqdm import tqdm
+
+    from .client import MemoryServiceError as ClientError
+
+    client = remote(args.url)
+    created = duplicates = 0
+    try:
+        with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
+            for start in range(0, len(items), URL_BATCH):
+                batch = items[start : start + URL_BATCH]
+                try:
+                    results = client.add_many(batch)
+                except ClientError as e:
+                    if getattr(e, "code", "") != "id_taken":
+                        raise
+                    results = client.add_many([{k: v for k, v in i.items() if k != "id"} for i in batch])
+                created += sum(r.created for r in results)
+                duplicates += sum(not r.created for r in results)
+                bar.update(len(batch))
+    except ClientError as e:
+        print(f"error after {created + duplicates} facts: {e}", file=sys.stderr)
+        return 1
+    print(f"imported {created} facts into {args.url}; {duplicates} were already there", file=sys.stderr)
+    return 0
+
+
+def export_url(url: str, out) -> int:
+    client = remote(url)
+    facts, params = [], {"limit": 100}
+    while True:  # the raw rows, not the client's parsed ones: times go out exactly as stored
+        page = client._request("GET", "/facts", safe=True, params=params)
+        facts += page["facts"]
+        if not page.get("next_cursor"):
+            break
+        params["cursor"] = page["next_cursor"]
+    for f in sorted(facts, key=lambda f: f["id"]):
+        out.write(json.dumps({k: f[k] for k in FIELDS}, ensure_ascii=False) + "\n")
+    return 0
+
+
+def embed_server(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .embed_server import create_embed_app
+    from .embeddings import load_embedder
+
+    secret = os.environ.get("MEMORY_SECRET", "")
+    if not secret:
+        print("error: set MEMORY_SECRET to the shared secret the Worker sends as X-Memory-Secret", file=sys.stderr)
+        return 2
+    embedder = load_embedder()
+    if embedder is None:
+        print("error: the embedding model did not load", file=sys.stderr)
+        return 1
+    print(f"embed server: {embedder.model_id} ({embedder.dims} dims) on http://{args.host}:{args.port}/embed", file=sys.stderr)
+    uvicorn.run(create_embed_app(embedder, secret), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
 def export(args: argparse.Namespace) -> int:
+    if args.url:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        try:
+            return export_url(args.url, out)
+        finally:
+            if out is not sys.stdout:
+                out.close()
     memory = Memory(args.db, embedder=None)  # export reads rows only: no model needed
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     rows = memory.db.execute("SELECT id, text, type, source, created_at, updated_at FROM facts ORDER BY id")
@@ -132,13 +213,21 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("import", help="add the facts of a JSONL file (text, type, source per line)")
     p.add_argument("file")
     p.add_argument("--db", default="memory.db")
+    p.add_argument("--url", help="a running memory instead of --db: the service or a Worker (MEMORY_SECRET)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=import_)
 
     p = sub.add_parser("export", help="write every fact as JSONL, oldest first")
     p.add_argument("--db", default="memory.db")
+    p.add_argument("--url", help="a running memory instead of --db: the service or a Worker (MEMORY_SECRET)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.set_defaults(func=export)
+
+    p = sub.add_parser("embed-server", help="serve the embedding model over HTTP for a local Worker (EMBEDDER=http)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8788)
+    p.add_argument("--log-level", default="warning")
+    p.set_defaults(func=embed_server)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

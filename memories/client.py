@@ -253,6 +253,17 @@ class MemoryClient:
 
         return self._parse(parse, body)
 
+    def add_many(self, facts: list[dict]) -> list[AddResult]:
+        """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none."""
+        body = self._request("POST", "/facts/batch", json={"facts": facts},
+                             timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
+
+        def parse(b):
+            return [AddResult(Fact.from_json(r["fact"]), bool(r["created"]), (r.get("duplicate") or {}).get("match"),
+                              (r.get("duplicate") or {}).get("score")) for r in b["results"]]
+
+        return self._parse(parse, body)
+
     def edit(self, fact_id: int, *, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
         changes = {k: v for k, v in {"text": text, "type": type, "source": source}.items() if v is not None}
         return self._parse(Fact.from_json, self._request("PATCH", f"/facts/{int(fact_id)}", json=changes))

@@ -6,6 +6,7 @@ from memories.embeddings import MiniLM
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
+from tests.worker_service import WorkerHost
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +32,27 @@ def fake_memory(tmp_path) -> Memory:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory) -> Service:
     """The real service, real model, a temp database, on loopback: one per test module."""
+    s = Service(tmp_path_factory.mktemp("service") / "memory.db").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def worker_host(tmp_path_factory) -> WorkerHost:
+    """The memory on Cloudflare, offline: wrangler dev + the embed server, once per run.
+    A missing worker/node_modules fails the tests that need it (make install provides it)."""
+    host = WorkerHost(tmp_path_factory.mktemp("worker")).start()
+    yield host
+    host.stop()
+
+
+@pytest.fixture(scope="module", params=["python", "worker"])
+def either_service(request, tmp_path_factory):
+    """The contract's two implementations, one fresh memory each per test module: the local
+    service (its own process and database) and a Durable Object behind the Worker (by name)."""
+    if request.param == "worker":
+        yield request.getfixturevalue("worker_host").memory()
+        return
     s = Service(tmp_path_factory.mktemp("service") / "memory.db").start()
     yield s
     s.stop()

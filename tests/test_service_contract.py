@@ -1,4 +1,5 @@
-"""The HTTP contract (../shared/memory-api.md) against the real service, real model, real HTTP."""
+"""The HTTP contract (docs/memory-api.md) against both memories: the local service and the Worker's
+Durable Object, each with the real model over real HTTP."""
 
 import re
 
@@ -8,6 +9,14 @@ import pytest
 from memories.openapi import openapi_document
 from memories.service import create_app
 from memories.store import Memory
+
+
+
+@pytest.fixture(scope="module")
+def service(either_service):
+    """Every test here runs against the local service and against the Worker."""
+    return either_service
+
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 

@@ -1,0 +1,16 @@
+// What the Worker and the object are given (wrangler.jsonc, `wrangler secret put`, --var).
+interface Env {
+  MEMORY: DurableObjectNamespace<import("./memory").MemoryObject>;
+  AI: Ai;
+  MEMORY_SECRET: string;
+  EMBEDDER?: "ai" | "http";  // Workers AI in production; http for local runs and tests
+  EMBEDDER_URL?: string;  // with EMBEDDER=http: `python -m memories embed-server`
+  EMBED_MODEL: string;  // with EMBEDDER=ai: any @cf/baai/bge-* model
+  EMBED_DIMS?: string;  // with EMBEDDER=http: the model's width
+  DUPLICATE_THRESHOLD?: string;  // cosine at or above which a new fact is a near duplicate
+}
+
+declare module "*.json" {
+  const value: Record<string, unknown>;
+  export default value;
+}

@@ -1,0 +1,95 @@
+// Errors and request checks shared by the Worker and the object, worded as memories/service.py
+// words them, so a client sees the same contract from either memory.
+
+export class HttpError extends Error {
+  constructor(public status: number, public code: string, message: string, public extra: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+
+export const invalid = (message: string) => new HttpError(422, "invalid", message);
+export const tooLarge = (message: string) => new HttpError(413, "too_large", message);
+export const notFound = (message: string) => new HttpError(404, "not_found", message);
+export const badRequest = (message: string) => new HttpError(400, "bad_request", message);
+
+export function errorResponse(e: HttpError, headers: HeadersInit = {}): Response {
+  return Response.json({ error: { code: e.code, message: e.message, ...e.extra } }, { status: e.status, headers });
+}
+
+export const MAX_BODY = 256 * 1024;
+
+export async function readJson(request: Request): Promise<Record<string, unknown>> {
+  const declared = request.headers.get("content-length");
+  if (declared && /^\d+$/.test(declared) && Number(declared) > MAX_BODY) throw tooLarge(`request body is over ${MAX_BODY} bytes`);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.length > MAX_BODY) throw tooLarge(`request body is over ${MAX_BODY} bytes`);
+  let data: unknown;
+  try {
+    data = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw badRequest("request body is not valid JSON");
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw badRequest("request body must be a JSON object");
+  return data as Record<string, unknown>;
+}
+
+export function intParam(value: unknown, name: string, fallback: number, low: number, high: number): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  let n: number;
+  if (typeof value === "number" && Number.isInteger(value)) n = value;
+  else if (typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)) n = Number(value);
+  else throw invalid(`${name} must be a whole number`);
+  if (!(low <= n && n <= high)) throw invalid(`${name} must be between ${low} and ${high}`);
+  return n;
+}
+
+export function floatParam(value: unknown, name: string, fallback: number, low: number, high: number): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  if (typeof value === "boolean") throw invalid(`${name} must be a number`);
+  const x = typeof value === "number" ? value : typeof value === "string" ? pyFloat(value) : NaN;
+  if (typeof value !== "number" && typeof value !== "string") throw invalid(`${name} must be a number`);
+  if (Number.isNaN(x) && !/^\s*[+-]?nan\s*$/i.test(String(value))) throw invalid(`${name} must be a number`);
+  if (!(low <= x && x <= high)) throw invalid(`${name} must be between ${low} and ${high}`);  // also NaN
+  return x;
+}
+
+// Python's float(): numbers, "inf", "nan", surrounding white space; nothing else.
+function pyFloat(s: string): number {
+  const t = s.trim();
+  if (/^[+-]?(inf|infinity)$/i.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
+  if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return Number(t);
+  return NaN;
+}
+
+export function boolParam(value: unknown, name: string, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "boolean") throw invalid(`${name} must be true or false`);
+  return value;
+}
+
+export function choiceParam<T extends string>(value: unknown, name: string, fallback: T, choices: readonly T[]): T {
+  if (value === undefined || value === null) return fallback;
+  if (!choices.includes(value as T)) throw invalid(`${name} must be one of ${choices.join(", ")}`);
+  return value as T;
+}
+
+/** A string field that must hold text: a lone UTF-16 surrogate is not text. */
+export function wellFormed(value: string, name: string): string {
+  if (!value.isWellFormed()) throw invalid(`${name} is not valid Unicode (a lone surrogate)`);
+  return value;
+}
+
+export function optionalStr(data: Record<string, unknown>, name: string): string | null {
+  const value = data[name];
+  if (value !== undefined && value !== null && typeof value !== "string") throw invalid(`${name} must be a string`);
+  return value ? wellFormed(value as string, name) : null;
+}
+
+/** Compare two secrets in time that does not depend on where they first differ. */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = new TextEncoder().encode(given);
+  const b = new TextEncoder().encode(expected);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < b.length; i++) diff |= (a[i % (a.length || 1)] ?? 0) ^ b[i];
+  return diff === 0 && b.length > 0;
+}

@@ -1,0 +1,41 @@
+// The Worker in front of the memories: checks the shared secret, then hands the request to the
+// Durable Object of the memory it names. `/memories/NAME/...` is memory NAME; any other path is
+// the memory called "default". One object per name is how memories scale out on Cloudflare.
+
+import { HttpError, MAX_BODY, errorResponse, sameSecret, tooLarge } from "./http";
+
+export { MemoryObject } from "./memory";
+
+const PUBLIC_PATHS = new Set(["/health", "/openapi.json"]);  // neither carries fact text
+const NAMED = /^\/memories\/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(\/.*)$/;
+
+export function memoryOf(pathname: string): { name: string; path: string } {
+  const m = NAMED.exec(pathname);
+  return m ? { name: m[1], path: m[2] } : { name: "default", path: pathname };
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    const { name, path } = memoryOf(url.pathname);
+    if (!PUBLIC_PATHS.has(path)) {
+      if (!env.MEMORY_SECRET) {
+        return errorResponse(new HttpError(503, "not_configured", "this Worker has no MEMORY_SECRET: set it with `wrangler secret put MEMORY_SECRET`"));
+      }
+      if (!sameSecret(request.headers.get("x-memory-secret") ?? "", env.MEMORY_SECRET)) {
+        return errorResponse(new HttpError(401, "unauthorized", "missing or wrong X-Memory-Secret header"));
+      }
+    }
+    url.pathname = path;
+    // The body is read here, whole and bounded: a body streamed on to an object that answers
+    // without reading it (a 404) breaks the stream, and that would reset the object.
+    let body: ArrayBuffer | null = null;
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      const declared = Number(request.headers.get("content-length") ?? 0);
+      body = declared > MAX_BODY ? null : await request.arrayBuffer();
+      if (declared > MAX_BODY || body!.byteLength > MAX_BODY) return errorResponse(tooLarge(`request body is over ${MAX_BODY} bytes`));
+    }
+    const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
+    return stub.fetch(new Request(url, { method: request.method, headers: request.headers, body }));
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,659 @@
+// One memory: a SQLite-backed Durable Object holding facts, their FTS5 index and their vectors,
+// serving the contract of docs/memory-api.md as memories/store.py + service.py serve it locally.
+//
+// Every write changes row, FTS entry and vector inside one `transactionSync`. The object runs one
+// event at a time, but an `await` (the embedding) opens its input gate to other requests, so
+// every check that decides a write (duplicate? does the id still exist?) runs again inside the
+// synchronous transaction, after the last await.
+
+import { DurableObject } from "cloudflare:workers";
+import openapi from "../../docs/openapi.json";
+import { type Embedder, makeEmbedder } from "./embedder";
+import {
+  HttpError, boolParam, choiceParam, errorResponse, floatParam, intParam, invalid, notFound, optionalStr, readJson,
+  tooLarge, wellFormed,
+} from "./http";
+import {
+  DEFAULT, type Fused, type Fusion, METHODS, PRESETS, byRank, fuse, match as matchOf, matchTerms, names, owned, quote,
+  score, terms, via,
+} from "./recall";
+import { migrate } from "./schema";
+import { type FactType, TYPES, VectorIndex } from "./vectors";
+
+const MAX_TEXT = 8000;
+const MAX_SOURCE = 200;
+const MAX_QUERY = 32_000;
+const MAX_LIMIT = 100;
+const MAX_BATCH = 100;
+const DEFAULT_THRESHOLD = 0.97;
+const MAX_ID = 2n ** 63n - 1n;
+
+interface Fact {
+  id: number;
+  text: string;
+  type: FactType;
+  source: string;
+  created_at: string;
+  updated_at: string;
+}
+
+type Row = Record<string, SqlStorageValue>;
+const FACT_COLUMNS = "id, text, type, source, created_at, updated_at";
+const asFact = (r: Row): Fact => ({
+  id: r.id as number, text: r.text as string, type: r.type as FactType, source: r.source as string,
+  created_at: r.created_at as string, updated_at: r.updated_at as string,
+});
+
+// What exact dedup compares, as text_key() in store.py: trimmed, case-folded.
+const textKey = (text: string) => text.trim().toLowerCase();
+const chars = (s: string) => [...s].length;  // Python's len(): code points, not UTF-16 units
+
+function cleanText(text: unknown): string {
+  if (typeof text !== "string") throw invalid("text must be a string");
+  const t = wellFormed(text, "text").trim();
+  if (!t) throw invalid("text is empty");
+  if (chars(t) > MAX_TEXT) throw tooLarge(`text is ${chars(t)} characters; the limit is ${MAX_TEXT}`);
+  return t;
+}
+
+function cleanType(type: unknown): FactType {
+  if (!TYPES.includes(type as FactType)) throw invalid(`type must be one of ${TYPES.join(", ")}`);
+  return type as FactType;
+}
+
+function cleanSource(source: unknown): string {
+  if (typeof source !== "string") throw invalid("source must be a string");
+  if (chars(wellFormed(source, "source")) > MAX_SOURCE) throw tooLarge(`source is longer than ${MAX_SOURCE} characters`);
+  return source.trim();
+}
+
+function cleanId(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw invalid("id must be a positive whole number");
+  return value;
+}
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/** An ISO-8601 time as the store writes it (UTC, microseconds, Z), as clean_time() in store.py. */
+export function cleanTime(value: unknown, name: string): string | null {
+  if (value === undefined || value === null) return null;
+  const m = ISO.exec(String(value));
+  if (!m) throw invalid(`${name} is not an ISO-8601 time`);
+  const [, y, mo, d, h, mi, s = "0", frac = "", zone] = m;
+  if (!zone) throw invalid(`${name} needs a time zone (end it in Z for UTC)`);
+  const offset = zone.toUpperCase() === "Z" ? 0 : (zone[0] === "-" ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi) - offset, Number(s), 0);
+  const fields = [Number(mo) <= 12, Number(d) <= 31, Number(h) < 24, Number(mi) < 60, Number(s) < 60];
+  if (fields.includes(false) || Number.isNaN(date.getTime())) throw invalid(`${name} is not an ISO-8601 time`);
+  return stamp(date, frac.padEnd(6, "0"));
+}
+
+function stamp(date: Date, micros?: string): string {
+  const iso = date.toISOString();  // YYYY-MM-DDTHH:MM:SS.mmmZ
+  return iso.slice(0, 19) + "." + (micros ?? iso.slice(20, 23) + "000") + "Z";
+}
+
+const encodeCursor = (f: Fact) => btoa(`${f.created_at}|${f.id}`).replaceAll("+", "-").replaceAll("/", "_");
+
+function decodeCursor(cursor: string): [string, number] {
+  try {
+    const text = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+    const at = text.lastIndexOf("|");
+    const id = text.slice(at + 1);
+    if (at < 0 || !/^\d+$/.test(id) || BigInt(id) > MAX_ID) throw new Error();
+    return [text.slice(0, at), Number(id)];
+  } catch {
+    throw invalid("cursor is not one this service gave out");
+  }
+}
+
+const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as store.py writes it
+
+export class MemoryObject extends DurableObject<Env> {
+  sql: SqlStorage;
+  vectors = new VectorIndex(0);
+  embedder: Embedder;
+  threshold: number;
+  fusion: Fusion = DEFAULT;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.embedder = makeEmbedder(env);
+    this.threshold = Number(env.DUPLICATE_THRESHOLD || DEFAULT_THRESHOLD);
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(this.sql, ctx.storage);
+      this.loadVectors();
+    });
+  }
+
+  private loadVectors(): void {
+    this.vectors = new VectorIndex(this.embedder.dims);
+    const rows = this.sql.exec(
+      "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?",
+      this.embedder.model, this.embedder.dims,
+    );
+    for (const r of rows) this.vectors.put(r.fact_id as number, r.type as FactType, new Float32Array(r.embedding as ArrayBuffer));
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    try {
+      return await this.route(request);
+    } catch (e) {
+      if (e instanceof HttpError) return errorResponse(e);
+      console.error("unexpected error", request.method, new URL(request.url).pathname, e);
+      return errorResponse(new HttpError(500, "internal", "the memory failed unexpectedly; its log has the details"));
+    }
+  }
+
+  private async route(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    // The Worker strips the memory's name: what reaches us is the contract's own path.
+    const path = url.pathname;
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    const p = url.searchParams;
+    const one = /^\/facts\/(\d+)(\/neighbours)?$/.exec(path);
+    const routes: Record<string, Record<string, () => Promise<unknown> | unknown>> = {
+      "/health": { GET: () => this.health() },
+      "/openapi.json": { GET: () => openapi },
+      "/facts": {
+        GET: () => this.list(p.get("type") || null, p.get("source") || null, p.get("q") || null,
+          intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null),
+        POST: async () => this.addOne(await readJson(request)),
+      },
+      "/facts/batch": { POST: async () => this.addBatch(await readJson(request)) },
+      "/recall": { POST: async () => this.recall(await readJson(request)) },
+      "/explain": { POST: async () => this.explain(await readJson(request)) },
+      "/duplicates": {
+        GET: () => this.duplicates(floatParam(p.get("threshold"), "threshold", this.threshold, 0.5, 1.0),
+          p.get("type") || null, intParam(p.get("limit"), "limit", 1000, 1, 10_000)),
+      },
+      "/duplicates/nearest": { GET: () => ({ nearest: this.nearest(p.get("type") || null) }) },
+      "/stats": { GET: () => this.stats() },
+      "/reindex": { POST: () => this.reindex() },
+    };
+    if (one) {
+      const id = BigInt(one[1]) > MAX_ID ? -1 : Number(one[1]);
+      routes[path] = one[2]
+        ? { GET: () => this.neighbours(id, intParam(p.get("limit"), "limit", 10, 1, MAX_LIMIT)) }
+        : {
+            GET: () => this.get(id),
+            PATCH: async () => this.edit(id, await readJson(request)),
+            DELETE: () => this.delete(id),
+          };
+    }
+    const handlers = routes[path];
+    if (!handlers) throw new HttpError(404, "not_found", `no route ${request.method} ${path}`);
+    const handler = handlers[method];
+    if (!handler) {
+      const e = new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}`);
+      return errorResponse(e, { Allow: Object.keys(handlers).join(", ") });
+    }
+    const result = await handler();
+    if (result instanceof Response) return result;
+    return Response.json(result);
+  }
+
+  // -- reads ----------------------------------------------------------------------------
+
+  health() {
+    return { ok: true, facts: this.count(), model: this.embedder.model, dims: this.embedder.dims, mode: "hybrid" };
+  }
+
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+  }
+
+  get(id: number): Fact {
+    const rows = this.sql.exec(`SELECT ${FACT_COLUMNS} FROM facts WHERE id = ?`, id).toArray();
+    if (!rows.length) throw notFound(`no fact with id ${id < 0 ? "past 2^63" : id}`);
+    return asFact(rows[0]);
+  }
+
+  private getMany(ids: Iterable<number>): Map<number, Fact> {
+    const out = new Map<number, Fact>();
+    const all = [...new Set(ids)];
+    // A Durable Object binds at most 100 parameters a statement.
+    for (let i = 0; i < all.length; i += 100) {
+      const part = all.slice(i, i + 100);
+      const rows = this.sql.exec(`SELECT ${FACT_COLUMNS} FROM facts WHERE id IN (${part.map(() => "?").join(",")})`, ...part);
+      for (const r of rows) out.set(r.id as number, asFact(r));
+    }
+    return out;
+  }
+
+  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null) {
+    const where: string[] = [];
+    const args: SqlStorageValue[] = [];
+    if (type) { where.push("type = ?"); args.push(cleanType(type)); }
+    if (source) { where.push("source = ?"); args.push(wellFormed(source, "source")); }
+    if (q) {
+      if (chars(wellFormed(q, "q")) > MAX_QUERY) throw tooLarge(`q is ${chars(q)} characters; the limit is ${MAX_QUERY}`);
+      where.push("text LIKE ? ESCAPE '\\'");
+      args.push(`%${q.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}%`);
+    }
+    const filters = where.join(" AND ") || "1";
+    let pageWhere = filters;
+    const pageArgs = [...args];
+    if (cursor) {
+      const [createdAt, id] = decodeCursor(cursor);
+      pageWhere += " AND (created_at < ? OR (created_at = ? AND id < ?))";
+      pageArgs.push(createdAt, createdAt, id);
+    }
+    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM facts WHERE ${filters}`, ...args).one().n;
+    const rows = this.sql.exec(
+      `SELECT ${FACT_COLUMNS} FROM facts WHERE ${pageWhere} ORDER BY created_at DESC, id DESC LIMIT ?`, ...pageArgs, limit + 1,
+    ).toArray();
+    const facts = rows.slice(0, limit).map(asFact);
+    return { facts, next_cursor: rows.length > limit ? encodeCursor(facts[facts.length - 1]) : null, total };
+  }
+
+  // -- writes ---------------------------------------------------------------------------
+
+  private async embed(texts: string[]): Promise<Float32Array[]> {
+    try {
+      return await this.embedder.embed(texts);
+    } catch (e) {
+      throw new HttpError(503, "model_unavailable", `the embedding model failed: ${(e as Error).message}`);
+    }
+  }
+
+  private exactDuplicate(text: string, type: FactType, exclude: number | null = null): [number, string, number] | null {
+    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1", type, textKey(text), exclude).toArray();
+    return rows.length ? [rows[0].id as number, "exact", 1.0] : null;
+  }
+
+  /** [existing id, "exact" or "near", score] of a fact this one would duplicate. */
+  private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null): [number, string, number] | null {
+    const exact = this.exactDuplicate(text, type, exclude);
+    if (exact) return exact;
+    const near = this.vectors.nearest(vector, type, exclude);
+    return near && near[1] >= this.threshold ? [near[0], "near", near[1]] : null;
+  }
+
+  private async addOne(data: Record<string, unknown>): Promise<Response> {
+    const [r] = await this.addMany([data]);
+    return Response.json(r.body, { status: r.status });
+  }
+
+  private async addBatch(data: Record<string, unknown>) {
+    const facts = data.facts;
+    if (!Array.isArray(facts) || facts.some((f) => typeof f !== "object" || f === null || Array.isArray(f))) {
+      throw invalid("facts must be a list of objects");
+    }
+    if (facts.length > MAX_BATCH) throw tooLarge(`a batch holds at most ${MAX_BATCH} facts`);
+    return { results: (await this.addMany(facts)).map((r) => r.body) };
+  }
+
+  /** Store facts with dedup on write: each fact all or nothing, the batch one transaction. */
+  private async addMany(items: Record<string, unknown>[]) {
+    const clean = items.map((i) => ({
+      text: cleanText(i.text),
+      type: cleanType(i.type ?? "fact"),
+      source: cleanSource(i.source ?? ""),
+      created_at: cleanTime(i.created_at, "created_at"),
+      updated_at: cleanTime(i.updated_at, "updated_at"),
+      id: cleanId(i.id),
+    }));
+    const vectors = clean.length ? await this.embed(clean.map((c) => c.text)) : [];
+    // After the await: other writes may have landed meanwhile, so every check is made here.
+    const added: number[] = [];
+    try {
+      return this.ctx.storage.transactionSync(() =>
+        clean.map((c, i) => {
+          const dup = this.findDuplicate(c.text, c.type, vectors[i]);
+          if (dup) {
+            const fact = this.get(dup[0]);
+            return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
+          }
+          const created = c.created_at ?? stamp(new Date());
+          const updated = c.updated_at ?? created;
+          if (c.id !== null && this.sql.exec("SELECT 1 FROM facts WHERE id = ?", c.id).toArray().length) {
+            throw new HttpError(409, "id_taken", `fact id ${c.id} is in use by another fact`);
+          }
+          const id = this.sql.exec<{ id: number }>(
+            "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            c.id, c.text, textKey(c.text), c.type, c.source, created, updated,
+          ).one().id;
+          this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
+          this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+            id, this.embedder.model, vectors[i].length, blob(vectors[i]));
+          this.vectors.put(id, c.type, vectors[i]);  // later facts of the batch dedup against it
+          added.push(id);
+          const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
+          return { status: 201, body: { id, created: true, fact } };
+        }),
+      );
+    } catch (e) {
+      for (const id of added) this.vectors.remove(id);  // the transaction rolled back: so does the matrix
+      throw e;
+    }
+  }
+
+  private async edit(id: number, data: Record<string, unknown>): Promise<Fact> {
+    const old = this.get(id);
+    const text = "text" in data ? cleanText(data.text) : null;
+    const type = "type" in data ? cleanType(data.type) : null;
+    const source = "source" in data ? cleanSource(data.source) : null;
+    let vector = text !== null && text !== old.text ? (await this.embed([text]))[0] : null;
+    let current = this.get(id);  // after the await: it may have changed or gone
+    if (text !== null && text !== current.text && vector === null) {
+      vector = (await this.embed([text]))[0];  // the text changed under us since we looked
+      current = this.get(id);
+    }
+    const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
+    const reembed = next.text !== current.text;
+    if (reembed && vector === null) throw new HttpError(503, "model_unavailable", "the fact changed while this edit was made: try again");
+    const v = reembed ? vector! : this.vectors.vector(id);
+    if ((reembed || next.type !== current.type) && v) {
+      const dup = this.findDuplicate(next.text, next.type, v, id);
+      if (dup) {
+        const existing = this.get(dup[0]);
+        throw new HttpError(409, "duplicate", `this edit would duplicate fact ${existing.id} (${dup[1]} match, score ${dup[2].toFixed(3)})`,
+          { existing, match: dup[1], score: dup[2] });
+      }
+    }
+    const updated = stamp(new Date());
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
+        next.text, textKey(next.text), next.type, next.source, updated, id);
+      if (reembed) {
+        this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
+        this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
+        this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+          id, this.embedder.model, v!.length, blob(v!));
+      }
+    });
+    if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
+    return { id, ...next, created_at: current.created_at, updated_at: updated };
+  }
+
+  delete(id: number) {
+    const fact = this.get(id);
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM facts WHERE id = ?", id);
+      this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
+      this.sql.exec("DELETE FROM vectors WHERE fact_id = ?", id);
+    });
+    this.vectors.remove(id);
+    return { deleted: id, fact };
+  }
+
+  private async reindex() {
+    const rows = this.sql.exec("SELECT id, text, type FROM facts ORDER BY id").toArray();
+    const vectors: Float32Array[] = [];
+    for (let i = 0; i < rows.length; i += MAX_BATCH) vectors.push(...(await this.embed(rows.slice(i, i + MAX_BATCH).map((r) => r.text as string))));
+    // Facts written while we embedded have their own fresh vectors already; rebuild the rest.
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM facts_fts");
+      this.sql.exec("INSERT INTO facts_fts (rowid, text) SELECT id, text FROM facts");
+      rows.forEach((r, i) => {
+        const now = this.sql.exec("SELECT text FROM facts WHERE id = ?", r.id).toArray()[0];
+        if (now && now.text === r.text) {
+          this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+            r.id, this.embedder.model, vectors[i].length, blob(vectors[i]));
+        }
+      });
+      this.sql.exec("DELETE FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)");
+    });
+    this.loadVectors();
+    const n = this.count();
+    return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };
+  }
+
+  // -- recall ---------------------------------------------------------------------------
+
+  private checkQuery(query: unknown, type: string | null): string {
+    if (typeof query !== "string" || !query.trim()) throw invalid("query is empty");
+    if (chars(query) > MAX_QUERY) throw tooLarge(`query is ${chars(query)} characters; the limit is ${MAX_QUERY}`);
+    if (type !== null) cleanType(type);
+    return wellFormed(query, "query");
+  }
+
+  private async embedQuery(query: string): Promise<[Float32Array | null, string | null]> {
+    try {
+      return [(await this.embedder.embed([query]))[0], null];
+    } catch (e) {
+      return [null, `the embedding model failed (${(e as Error).message}): keyword-only recall`];
+    }
+  }
+
+  /** Top `depth` by BM25 as [id, bm25], lower (better) first. */
+  private keyword(match: string, type: FactType | null, depth: number): [number, number][] {
+    if (!match) return [];
+    try {
+      const rows = type
+        ? this.sql.exec("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+            + " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?", match, type, depth)
+        : this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?", match, depth);
+      return rows.toArray().map((r) => [r.id as number, r.s as number]);
+    } catch {
+      return [];  // the builder quotes every term, so this should not happen: keep the vector list
+    }
+  }
+
+  /** Rows among `ids` that `match` matches: [id, highlighted text]. */
+  private matching(match: string, ids: number[], highlight = false): [number, string][] {
+    if (!match || !ids.length) return [];
+    const out: [number, string][] = [];
+    for (let i = 0; i < ids.length; i += 99) {
+      const part = ids.slice(i, i + 99);
+      const cols = highlight ? "rowid AS id, highlight(facts_fts, 0, char(2), char(3)) AS h" : "rowid AS id, '' AS h";
+      const rows = this.sql.exec(`SELECT ${cols} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN (${part.map(() => "?").join(",")})`, match, ...part);
+      for (const r of rows) out.push([r.id as number, r.h as string]);
+    }
+    return out;
+  }
+
+  /** `text` as the FTS index sees it: lower-cased, split and Porter-stemmed. */
+  tokens(text: string): string[] {
+    return this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT INTO probe (rowid, text) VALUES (1, ?)", text);
+      // FTS5 holds new terms in memory until a savepoint or commit flushes them; the vocab
+      // table reads only what is flushed, so open (and close) one before reading.
+      const found = this.ctx.storage.transactionSync(() =>
+        this.sql.exec<{ term: string }>("SELECT term FROM probe_terms WHERE doc = 1 ORDER BY offset").toArray().map((r) => r.term));
+      this.sql.exec("DELETE FROM probe WHERE rowid = 1");
+      return found;
+    });
+  }
+
+  private fusionParam(data: Record<string, unknown>): Fusion {
+    const raw = data.fusion;
+    if (raw === undefined || raw === null) return this.fusion;
+    if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("fusion must be an object");
+    const r = raw as Record<string, unknown>;
+    const unknown = Object.keys(r).filter((k) => !["preset", ...Object.keys(DEFAULT)].includes(k)).sort();
+    if (unknown.length) throw invalid(`unknown fusion settings: ${unknown.join(", ")}`);
+    const base = "preset" in r ? PRESETS[choiceParam(r.preset, "fusion.preset", "default", Object.keys(PRESETS))] : this.fusion;
+    return {
+      k: intParam(r.k, "fusion.k", base.k, 0, 1000),
+      depth: intParam(r.depth, "fusion.depth", base.depth, 1, 1000),
+      kw_weight: floatParam(r.kw_weight, "fusion.kw_weight", base.kw_weight, 0, 10),
+      vec_weight: floatParam(r.vec_weight, "fusion.vec_weight", base.vec_weight, 0, 10),
+      phrases: boolParam(r.phrases, "fusion.phrases", base.phrases),
+      method: choiceParam(r.method, "fusion.method", base.method, METHODS),
+      alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
+      hop: floatParam(r.hop, "fusion.hop", base.hop, 0, 10),
+      chain: boolParam(r.chain, "fusion.chain", base.chain),
+    };
+  }
+
+  /** The keyword list, the vector list and every fused hit, best first (synchronous: no write can land between). */
+  private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion) {
+    const kw = this.keyword(match, type, f.depth);
+    const vec = qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
+    const fused = fuse(kw.map(([id, s]) => [id, -s]), vec, f);
+    if (f.hop && fused.length) this.hop(fused, query, f);
+    return { kw, vec, fused };
+  }
+
+  /** Second hop, in place: facts naming someone the top hit names gain `hop` (recall.py's rule). */
+  private hop(fused: Fused[], query: string, f: Fusion): void {
+    const top = this.get(fused[0].id);
+    const found = names(top.text, query);
+    if (!found.length) return;
+    const named = new Set(this.matching(found.map(quote).join(" OR "), fused.map((h) => h.id)).map(([id]) => id));
+    for (const h of fused) if (named.has(h.id)) h.hop_part = f.hop;
+    if (f.chain) this.chain(fused, named, query, top.text, f);
+    fused.sort(byRank);
+  }
+
+  /** A top hit that only says who the owner's someone is leads to the fact that answers (store.py `_chain`). */
+  private chain(fused: Fused[], named: Set<number>, query: string, topText: string, f: Fusion): void {
+    const mine = owned(query);
+    const targets = fused.slice(1).filter((h) => named.has(h.id)).map((h) => h.id);
+    if (!mine.length || !targets.length) return;
+    const have = new Set(this.tokens(topText));
+    const covers = (word: string) => this.tokens(word).every((t) => have.has(t));
+    if (!mine.some(covers)) return;
+    const missing = terms(query).filter((t) => !covers(t));
+    if (!missing.length) return;
+    const answering = new Set(this.matching(missing.map(quote).join(" OR "), targets).map(([id]) => id));
+    const answer = fused.slice(1).find((h) => answering.has(h.id));
+    if (answer) answer.hop_part = score(fused[0]) + f.hop - answer.kw_part - answer.vec_part;
+  }
+
+  private async recall(data: Record<string, unknown>) {
+    const type = optionalStr(data, "type");
+    const query = this.checkQuery(data.query, type);
+    const limit = intParam(data.limit, "limit", 15, 1, MAX_LIMIT);
+    const debug = data.debug ?? false;
+    if (typeof debug !== "boolean") throw invalid("debug must be true or false");
+    const f = this.fusionParam(data);
+    const match = matchOf(f, query);
+    const [qvec, warning] = await this.embedQuery(query);
+    // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
+    const { kw, vec, fused: all } = this.rank(query, match, qvec, type as FactType | null, f);
+    const fused = all.slice(0, limit);
+    const wanted = new Set(fused.map((h) => h.id));
+    let marked = new Map<number, string>();
+    if (debug) {
+      for (const [id] of [...kw, ...vec]) wanted.add(id);
+      marked = new Map(this.matching(match, kw.map(([id]) => id), true));
+    }
+    const facts = this.getMany(wanted);
+    const bm25 = new Map(kw);
+    const cosine = new Map(vec);
+    const out: Record<string, unknown> = {
+      results: fused.map((h) => ({
+        fact: facts.get(h.id), score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
+        bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, hop: h.hop_part },
+      })),
+      mode: qvec ? "hybrid" : "keyword-only",
+    };
+    if (warning) out.warning = warning;
+    if (debug) {
+      out.kw = kw.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, bm25: s, highlighted: marked.get(id) ?? facts.get(id)!.text }));
+      out.vec = vec.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, cosine: s }));
+      out.match = match;
+      out.fusion = f;
+    }
+    return out;
+  }
+
+  private async explain(data: Record<string, unknown>) {
+    const type = optionalStr(data, "type");
+    const query = this.checkQuery(data.query, type);
+    const id = intParam(data.id, "id", 0, 1, Number.MAX_SAFE_INTEGER);
+    const f = this.fusionParam(data);
+    this.get(id);  // an unknown id is a 404 before the model spends time on the query
+    const match = matchOf(f, query);
+    const [qvec, warning] = await this.embedQuery(query);
+    const fact = this.get(id);  // again after the await: it may have been deleted meanwhile
+    const queryTerms = new Set(this.tokens(matchTerms(match).join(" ")));
+    const factTerms = this.sql.exec<{ term: string }>("SELECT term FROM fts_terms WHERE doc = ? ORDER BY offset", id).toArray().map((r) => r.term);
+    let bm25: number | null = null;
+    let kwRank: number | null = null;
+    if (match) {
+      const row = this.sql.exec("SELECT bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?", match, id).toArray()[0];
+      if (row && (!type || fact.type === type)) {
+        bm25 = row.s as number;
+        const [typeSql, typeArgs] = type ? [" AND facts.type = ?", [type]] : ["", []];
+        kwRank = 1 + this.sql.exec<{ n: number }>(
+          "SELECT count(*) AS n FROM (SELECT bm25(facts_fts) AS s, facts_fts.rowid AS id FROM facts_fts"
+            + ` JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?${typeSql}) WHERE s < ? OR (s = ? AND id < ?)`,
+          match, ...typeArgs, bm25, bm25, id,
+        ).one().n;
+      }
+    }
+    const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null) : [null, null];
+    const { fused } = this.rank(query, match, qvec, type as FactType | null, f);
+    const at = fused.findIndex((h) => h.id === id);
+    const hit = at >= 0 ? fused[at] : null;
+    const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part, hop: hit.hop_part } : { kw: 0, vec: 0, hop: 0 };
+    const out: Record<string, unknown> = {
+      fact, match, query_terms: [...queryTerms].sort(), fact_terms: factTerms,
+      matched_terms: [...queryTerms].filter((t) => factTerms.includes(t)).sort(),
+      bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, depth: f.depth,
+      kw_contribution: parts.kw, vec_contribution: parts.vec, hop_contribution: parts.hop,
+      score: parts.kw + parts.vec + parts.hop, fused_rank: hit ? at + 1 : null, fusion: f,
+    };
+    if (warning) out.warning = warning;
+    return out;
+  }
+
+  // -- curation -------------------------------------------------------------------------
+
+  private types(type: string | null): FactType[] {
+    return type ? [cleanType(type)] : [...TYPES];
+  }
+
+  duplicates(threshold: number, type: string | null, limit: number) {
+    const found: [number, number, number][] = [];
+    for (const t of this.types(type)) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push(p);
+    found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
+    const top = found.slice(0, limit);
+    const facts = this.getMany(top.flatMap(([, a, b]) => [a, b]));
+    return { pairs: top.map(([s, a, b]) => ({ a: facts.get(a), b: facts.get(b), score: s })), total: found.length, threshold };
+  }
+
+  nearest(type: string | null) {
+    const best = new Map<number, number>();
+    for (const t of this.types(type)) {
+      for (const [s, a, b] of this.vectors.pairs(t)) {
+        if (!(best.get(a)! >= s)) best.set(a, s);
+        if (!(best.get(b)! >= s)) best.set(b, s);
+      }
+    }
+    return [...best].map(([id, score]) => ({ id, score }));
+  }
+
+  neighbours(id: number, limit: number) {
+    this.get(id);
+    const v = this.vectors.vector(id);
+    if (!v) return { neighbours: [] };
+    const near = this.vectors.search(v.slice(), null, limit, id);
+    const facts = this.getMany(near.map(([i]) => i));
+    return { neighbours: near.map(([i, s]) => ({ fact: facts.get(i), cosine: s })) };
+  }
+
+  stats() {
+    const n = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ n: number }>(sql, ...args).one().n;
+    const ids = (sql: string) => this.sql.exec(sql + " LIMIT 100").toArray().map((r) => Object.values(r)[0] as number);
+    const counts: Record<string, unknown> = {
+      facts: n("SELECT count(*) AS n FROM facts"),
+      fts: n("SELECT count(*) AS n FROM facts_fts"),
+      vectors: n("SELECT count(*) AS n FROM vectors"),
+      stale_vectors: n("SELECT count(*) AS n FROM vectors WHERE model IS NOT ?", this.embedder.model),
+      vectors_in_memory: this.vectors.size,
+    };
+    const orphans = {
+      fts_without_fact: ids("SELECT rowid FROM facts_fts WHERE rowid NOT IN (SELECT id FROM facts)"),
+      vectors_without_fact: ids("SELECT fact_id FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)"),
+      facts_without_fts: ids("SELECT id FROM facts WHERE id NOT IN (SELECT rowid FROM facts_fts)"),
+      facts_without_vector: ids("SELECT id FROM facts WHERE id NOT IN (SELECT fact_id FROM vectors)"),
+    };
+    const byType = new Map(this.sql.exec("SELECT type, count(*) AS n FROM facts GROUP BY type").toArray().map((r) => [r.type, r.n]));
+    counts.by_type = Object.fromEntries(TYPES.map((t) => [t, byType.get(t) ?? 0]));
+    counts.orphans = orphans;
+    counts.consistent = !Object.values(orphans).some((o) => o.length)
+      && counts.facts === counts.fts && counts.fts === counts.vectors && counts.vectors === counts.vectors_in_memory;
+    return counts;
+  }
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;

@@ -1,0 +1,151 @@
+// The pure parts of recall, mirroring memories/recall.py line for line: the FTS5 query builder
+// and the fusions. tests/golden/recall.json holds cases both implementations must agree on.
+
+// Words too common to say anything about which fact is meant (the same list as recall.py).
+export const STOP_WORDS = new Set(
+  `a about above after again against all am an and any are aren't as at be because been before
+  being below between both but by can could did do does doing down during each few for from
+  further had has have having he her here hers herself him himself his how i if in into is it
+  its itself just me more most my myself no nor not now of off on once only or other our ours
+  ourselves out over own same she should so some such than that the their theirs them
+  themselves then there these they this those through to too under until up very was we were
+  what when where which while who whom why will with would you your yours yourself yourselves
+  s t d ll m re ve don doesn didn isn wasn weren won`.split(/\s+/),
+);
+
+// unicode61 splits on anything that is not a letter or a digit; so do we, so each quoted term
+// is one FTS5 token and a quote, `*`, `:` or `NEAR` in user text is only ever text.
+const TOKEN = /[\p{L}\p{N}]+/gu;
+const MAX_TERMS = 64;
+const MAX_PHRASES = 16;
+
+const FIRST_PERSON: Record<string, string[]> = {
+  i: ["owner"], me: ["owner"], myself: ["owner"], mine: ["owner"], my: ["owner", "s"],
+};
+
+export function tokens(text: string, aliasSelf = false): string[] {
+  const found = text.toLowerCase().match(TOKEN) ?? [];
+  return aliasSelf ? found.flatMap((t) => FIRST_PERSON[t] ?? [t]) : found;
+}
+
+export function terms(text: string, aliasSelf = false): string[] {
+  const seen = new Set<string>();
+  for (const token of tokens(text, aliasSelf)) {
+    if (!STOP_WORDS.has(token) && !seen.has(token)) {
+      seen.add(token);
+      if (seen.size === MAX_TERMS) break;
+    }
+  }
+  return [...seen];
+}
+
+export function phrases(text: string, aliasSelf = false): string[] {
+  const words = tokens(text, aliasSelf).slice(0, 512);
+  const found = new Set<string>();
+  for (let i = 0; i < words.length; i++) {
+    if (STOP_WORDS.has(words[i])) continue;
+    for (const j of [i + 1, i + 2]) {
+      if (j < words.length && !STOP_WORDS.has(words[j])) {
+        found.add(words.slice(i, j + 1).join(" "));
+        break;
+      }
+    }
+    if (found.size === MAX_PHRASES) break;
+  }
+  return [...found];
+}
+
+export const quote = (term: string) => '"' + term.replaceAll('"', '""') + '"';
+
+export function matchExpression(text: string, withPhrases = false, aliasSelf = false): string {
+  const parts = terms(text, aliasSelf).map(quote);
+  if (withPhrases) parts.push(...phrases(text, aliasSelf).map(quote));
+  return parts.join(" OR ");
+}
+
+export function matchTerms(match: string): string[] {
+  return match ? match.split(" OR ").map((t) => t.slice(1, -1).replaceAll('""', '"')) : [];
+}
+
+export const METHODS = ["rrf", "relative", "ratio"] as const;
+
+export interface Fusion {
+  k: number;
+  depth: number;
+  kw_weight: number;
+  vec_weight: number;
+  phrases: boolean;
+  method: (typeof METHODS)[number];
+  alias_self: boolean;
+  hop: number;
+  chain: boolean;
+}
+
+export const SEED: Fusion = {
+  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false, hop: 0.0, chain: false,
+};
+export const DEFAULT: Fusion = { ...SEED, method: "ratio", phrases: true, alias_self: true, hop: 0.5, chain: true };
+export const PRESETS: Record<string, Fusion> = { default: DEFAULT, seed: SEED };
+
+export const match = (f: Fusion, query: string) => matchExpression(query, f.phrases, f.alias_self);
+
+export interface Fused {
+  id: number;
+  kw_rank: number | null;
+  vec_rank: number | null;
+  kw_part: number;
+  vec_part: number;
+  hop_part: number;
+}
+
+export const score = (h: Fused) => h.kw_part + h.vec_part + h.hop_part;
+
+const BIG = 1 << 30;
+// Ties go to the fact the vector list ranked higher, then the keyword list, then the id.
+export function byRank(a: Fused, b: Fused): number {
+  return score(b) - score(a) || (a.vec_rank ?? BIG) - (b.vec_rank ?? BIG) || (a.kw_rank ?? BIG) - (b.kw_rank ?? BIG) || a.id - b.id;
+}
+
+/** Fused hits, best first. kw and vec are [id, score] best first, higher better (BM25 negated). */
+export function fuse(kw: [number, number][], vec: [number, number][], f: Fusion): Fused[] {
+  const out = new Map<number, Fused>();
+  const lists: [[number, number][], number, "kw" | "vec"][] = [[kw, f.kw_weight, "kw"], [vec, f.vec_weight, "vec"]];
+  for (const [hits, weight, slot] of lists) {
+    let top = 0, bottom = 0, span = 0;
+    if (f.method !== "rrf" && hits.length) {
+      top = hits[0][1];
+      bottom = f.method === "relative" ? hits[hits.length - 1][1] : 0.0;
+      span = top - bottom;
+    }
+    hits.forEach(([id, s], i) => {
+      const rank = i + 1;
+      let e = out.get(id);
+      if (!e) out.set(id, (e = { id, kw_rank: null, vec_rank: null, kw_part: 0, vec_part: 0, hop_part: 0 }));
+      const part = f.method === "rrf" ? weight / (f.k + rank) : weight * (span > 0 ? (s - bottom) / span : 1.0);
+      if (slot === "kw") { e.kw_part = part; e.kw_rank = rank; } else { e.vec_part = part; e.vec_rank = rank; }
+    });
+  }
+  return [...out.values()].sort(byRank);
+}
+
+const NAME = /(?<![\p{L}\p{N}_])\p{L}[\p{L}\p{N}]*/gu;
+const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
+
+/** Capitalised words of a fact that the query does not already have (see recall.py `names`). */
+export function names(text: string, query: string): string[] {
+  const asked = new Set(query.toLowerCase().match(TOKEN) ?? []);
+  const found = new Set<string>();
+  for (const word of text.match(NAME) ?? []) {
+    const low = word.toLowerCase();
+    if (isUpper(word[0]) && !STOP_WORDS.has(low) && !asked.has(low) && low !== "owner") found.add(low);
+  }
+  return [...found].slice(0, 8);
+}
+
+/** The words right after "my": what the owner has. */
+export function owned(query: string): string[] {
+  const words = tokens(query);
+  return words.slice(1).filter((b, i) => words[i] === "my" && !STOP_WORDS.has(b));
+}
+
+export const via = (kw: number | null, vec: number | null) => (kw && vec ? "both" : kw ? "kw" : "vec");

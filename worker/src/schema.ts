@@ -1,0 +1,43 @@
+// Numbered, append-only migrations of the object's own SQLite, as memories/migrations.py keeps
+// the local memory's: never edit one that has shipped; add the next.
+
+export const MIGRATIONS: string[] = [
+  // 1: facts are the source of truth; the FTS index and the vectors are derived from them and
+  // kept in step by the object, in the same transaction as the row.
+  `CREATE TABLE facts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     text TEXT NOT NULL,
+     text_key TEXT NOT NULL,
+     type TEXT NOT NULL CHECK (type IN ('fact', 'skill', 'log')),
+     source TEXT NOT NULL DEFAULT '',
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX facts_created ON facts (created_at DESC, id DESC);
+   CREATE INDEX facts_type_key ON facts (type, text_key);
+   CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61');
+   CREATE TABLE vectors (
+     fact_id INTEGER PRIMARY KEY,
+     model TEXT NOT NULL,
+     dims INTEGER NOT NULL,
+     embedding BLOB NOT NULL
+   );
+   -- Durable Objects allow no temp tables: stemming a probe text ("why this rank?") goes
+   -- through this table, written and emptied inside one synchronous step.
+   CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = 'porter unicode61');
+   CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance);
+   CREATE VIRTUAL TABLE fts_terms USING fts5vocab(facts_fts, instance);`,
+];
+
+export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {
+  sql.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)");
+  const done = new Set(sql.exec<{ version: number }>("SELECT version FROM schema_migrations").toArray().map((r) => r.version));
+  MIGRATIONS.forEach((script, i) => {
+    const version = i + 1;
+    if (done.has(version)) return;
+    storage.transactionSync(() => {
+      for (const statement of script.split(";\n")) if (statement.trim()) sql.exec(statement);
+      sql.exec("INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", version);
+    });
+  });
+}

@@ -1,0 +1,152 @@
+// The in-memory matrix that exact cosine search runs over, as memories/vectors.py keeps it:
+// rows L2-normalised (cosine is a dot product), grown by doubling, a deleted row filled by the
+// last one. The object changes it only right after the matching SQLite write commits.
+
+export const TYPES = ["fact", "skill", "log"] as const;
+export type FactType = (typeof TYPES)[number];
+
+export class VectorIndex {
+  dims: number;
+  n = 0;
+  matrix: Float32Array;
+  ids: Float64Array;
+  types: Int8Array;
+  row = new Map<number, number>();
+
+  constructor(dims: number, capacity = 1024) {
+    this.dims = dims;
+    this.matrix = new Float32Array(capacity * dims);
+    this.ids = new Float64Array(capacity);
+    this.types = new Int8Array(capacity);
+  }
+
+  get size(): number {
+    return this.n;
+  }
+
+  put(id: number, type: FactType, vector: Float32Array): void {
+    if (this.dims === 0) {  // the first vector fixes the width
+      this.dims = vector.length;
+      this.matrix = new Float32Array(this.ids.length * this.dims);
+    }
+    let i = this.row.get(id);
+    if (i === undefined) {
+      if (this.n === this.ids.length) this.grow();
+      i = this.n++;
+      this.row.set(id, i);
+      this.ids[i] = id;
+    }
+    this.matrix.set(vector, i * this.dims);
+    this.types[i] = TYPES.indexOf(type);
+  }
+
+  remove(id: number): void {
+    const i = this.row.get(id);
+    if (i === undefined) return;
+    this.row.delete(id);
+    const last = --this.n;
+    if (i !== last) {
+      const moved = this.ids[last];
+      this.matrix.copyWithin(i * this.dims, last * this.dims, (last + 1) * this.dims);
+      this.ids[i] = moved;
+      this.types[i] = this.types[last];
+      this.row.set(moved, i);
+    }
+  }
+
+  clear(): void {
+    this.n = 0;
+    this.row.clear();
+  }
+
+  vector(id: number): Float32Array | null {
+    const i = this.row.get(id);
+    return i === undefined ? null : this.matrix.subarray(i * this.dims, (i + 1) * this.dims);
+  }
+
+  /** Cosine of every row with the query; rows of another type get -Infinity. */
+  scores(q: Float32Array, type: FactType | null = null): Float64Array {
+    const { dims, matrix, n } = this;
+    const code = type === null ? -1 : TYPES.indexOf(type);
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      if (code >= 0 && this.types[i] !== code) {
+        out[i] = -Infinity;
+        continue;
+      }
+      let s = 0;
+      const base = i * dims;
+      for (let d = 0; d < dims; d++) s += matrix[base + d] * q[d];
+      out[i] = s;
+    }
+    return out;
+  }
+
+  /** The k nearest as [id, cosine], best first (ties by id, as in vectors.py). */
+  search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null): [number, number][] {
+    const s = this.scores(q, type);
+    if (exclude !== null && this.row.has(exclude)) s[this.row.get(exclude)!] = -Infinity;
+    return this.top(s, k);
+  }
+
+  private top(s: Float64Array, k: number): [number, number][] {
+    const order: number[] = [];
+    for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity) order.push(i);
+    order.sort((a, b) => s[b] - s[a] || this.ids[a] - this.ids[b]);
+    return order.slice(0, k).map((i) => [this.ids[i], s[i]]);
+  }
+
+  /** The nearest same-type row to a vector: [id, cosine] or null. */
+  nearest(q: Float32Array, type: FactType, exclude: number | null = null): [number, number] | null {
+    return this.search(q, type, 1, exclude)[0] ?? null;
+  }
+
+  /** Where one fact stands for a query: [1-based rank or null, cosine or null]. */
+  rankOf(q: Float32Array, id: number, type: FactType | null): [number | null, number | null] {
+    const i = this.row.get(id);
+    if (i === undefined) return [null, null];
+    const s = this.scores(q, type);
+    if (s[i] === -Infinity) return [null, this.scores(q, null)[i]];
+    let better = 0;
+    for (let j = 0; j < s.length; j++) if (s[j] > s[i]) better++;
+    return [better + 1, s[i]];
+  }
+
+  /** Every same-type pair (each once) as [cosine, id of the earlier row, id of the later]. */
+  *pairs(type: FactType): Generator<[number, number, number]> {
+    const code = TYPES.indexOf(type);
+    const rows: number[] = [];
+    for (let i = 0; i < this.n; i++) if (this.types[i] === code) rows.push(i);
+    const { dims, matrix } = this;
+    for (let x = 0; x < rows.length; x++) {
+      const a = rows[x] * dims;
+      for (let y = x + 1; y < rows.length; y++) {
+        const b = rows[y] * dims;
+        let s = 0;
+        for (let d = 0; d < dims; d++) s += matrix[a + d] * matrix[b + d];
+        yield [s, this.ids[rows[x]], this.ids[rows[y]]];
+      }
+    }
+  }
+
+  private grow(): void {
+    const capacity = Math.max(1024, 2 * this.ids.length);
+    const matrix = new Float32Array(capacity * this.dims);
+    matrix.set(this.matrix.subarray(0, this.n * this.dims));
+    const ids = new Float64Array(capacity);
+    ids.set(this.ids.subarray(0, this.n));
+    const types = new Int8Array(capacity);
+    types.set(this.types.subarray(0, this.n));
+    Object.assign(this, { matrix, ids, types });
+  }
+}
+
+/** Unit length, so a dot product is the cosine (Workers AI's vectors are not normalised). */
+export function normalise(v: ArrayLike<number>): Float32Array {
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) norm += v[i] * v[i];
+  norm = Math.sqrt(norm) || 1;
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i] / norm;
+  return out;
+}
