@@ -27,6 +27,7 @@ run: install
 	$(BIN)/python scripts/run.py
 
 test: install
+	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" tsc --noEmit && PATH="$$PWD/node_modules/.bin:$$PATH" vitest run
 	$(BIN)/python -m pytest
 
 test-fast: install

@@ -1,0 +1,65 @@
+"""Write tests/golden/recall.json from memories/recall.py: the cases the Worker's recall.ts must
+answer the same way (worker/test/recall.test.ts reads them; tests/test_golden.py checks this
+file still says what recall.py says). Run it after a deliberate change to recall.py."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from memories.recall import DEFAULT, SEED, fuse, match_expression, names, owned
+
+QUERIES = [
+    "Who is my sister?", "Who is Anna's sister?", "What does Mara do for work?", "where is my accountant's office",
+    '"', "*", "NEAR", ":", "-", "(", ")", 'NEAR("a" "b", 2)', "col:term", "a AND OR NOT b", "🙂🙂", "",
+    "I told me myself it is mine", "Ünïcödé Straße in München", "東京の天気", "snake_case and kebab-case 3.14",
+    "What's the owner's dog called?", "boss manager supervisor boss", "x" * 40, " ".join(f"w{i}" for i in range(80)),
+    "my my my", "It's 5 o'clock", "l'été à Paris", "ÉCOLE Élève", "Who does my husband work for?",
+]
+
+TEXTS = [
+    ("The owner's wife is called Mara.", "Who is my wife?"),
+    ("Lars Holm is the owner's accountant; his office is on Storgatan.", "where is my accountant's office"),
+    ("Anna's brother Jonas lives in Oslo with Élodie.", "who is anna's brother"),
+    ("the owner met 3 People at IKEA in 2024", "who did I meet"),
+    ("Noor_Ali and O'Brien work at ACME Corp.", "who works at acme"),
+]
+
+
+def fuse_cases() -> list[dict]:
+    rng = random.Random(7)
+    cases = []
+    for fusion in (SEED, DEFAULT, replace(SEED, method="relative", kw_weight=0.5, vec_weight=2.0), replace(SEED, k=0),
+                   replace(DEFAULT, depth=5)):
+        for _ in range(3):
+            ids = rng.sample(range(1, 40), 20)
+            kw = sorted(((i, rng.uniform(0.1, 12.0)) for i in ids[:12]), key=lambda p: -p[1])
+            vec = sorted(((i, rng.uniform(-0.2, 0.95)) for i in ids[6:]), key=lambda p: -p[1])
+            kw.append((ids[0] + 100, kw[-1][1]))  # a tie in each list
+            vec.append((ids[7] + 100, vec[-1][1]))
+            fused = fuse(kw, vec, fusion)
+            cases.append({
+                "fusion": asdict(fusion), "kw": kw, "vec": vec,
+                "fused": [{"id": h.id, "kw_rank": h.kw_rank, "vec_rank": h.vec_rank, "kw_part": h.kw_part,
+                           "vec_part": h.vec_part} for h in fused],
+            })
+    return cases
+
+
+def build() -> dict:
+    return {
+        "match": [{"query": q, "phrases": p, "alias_self": a, "match": match_expression(q, p, a)}
+                  for q in QUERIES for p in (False, True) for a in (False, True)],
+        "names": [{"text": t, "query": q, "names": names(t, q)} for t, q in TEXTS],
+        "owned": [{"query": q, "owned": owned(q)} for q in QUERIES],
+        "fuse": fuse_cases(),
+    }
+
+
+PATH = Path(__file__).with_name("recall.json")
+
+if __name__ == "__main__":
+    PATH.write_text(json.dumps(build(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {PATH}")

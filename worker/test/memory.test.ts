@@ -1,0 +1,88 @@
+// The object's internals through the Worker, inside workerd with real SQLite Durable Objects.
+import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { memoryOf } from "../src/index";
+import { type MemoryObject, cleanTime } from "../src/memory";
+
+const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
+let n = 0;
+const base = () => `http://memory.test/memories/unit-${++n}-${Math.random().toString(36).slice(2)}`;
+const call = (url: string, method = "GET", body?: unknown) =>
+  SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+
+describe("the Worker", () => {
+  it("names a memory by path and defaults to one called default", () => {
+    expect(memoryOf("/memories/alice/facts/3")).toEqual({ name: "alice", path: "/facts/3" });
+    expect(memoryOf("/facts")).toEqual({ name: "default", path: "/facts" });
+    expect(memoryOf("/memories/../facts")).toEqual({ name: "default", path: "/memories/../facts" });
+  });
+
+  it("refuses a missing or wrong secret, and one that is only a prefix of it", async () => {
+    for (const secret of [undefined, "", "test-secre", "test-secret!", "TEST-SECRET"]) {
+      const r = await SELF.fetch("http://memory.test/facts", { headers: secret === undefined ? {} : { "x-memory-secret": secret } });
+      expect(r.status).toBe(401);
+    }
+    expect((await SELF.fetch("http://memory.test/health")).status).toBe(200);
+  });
+
+  it("keeps memories apart: a fact in one is not in another", async () => {
+    const [a, b] = [base(), base()];
+    const id = ((await (await call(`${a}/facts`, "POST", { text: "Only in memory a." })).json()) as { id: number }).id;
+    expect((await call(`${a}/facts/${id}`)).status).toBe(200);
+    expect((await call(`${b}/facts/${id}`)).status).toBe(404);
+  });
+});
+
+describe("writes", () => {
+  it("stores one row for many concurrent identical posts: the check runs again after the await", async () => {
+    const url = base();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => call(`${url}/facts`, "POST", { text: "Same fact, many times." })));
+    const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { id: number }).id)));
+    expect(ids.size).toBe(1);
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    const stats = (await (await call(`${url}/stats`)).json()) as { facts: number; consistent: boolean };
+    expect(stats).toMatchObject({ facts: 1, consistent: true });
+  });
+
+  it("rolls back a whole batch, row, FTS entry, vector and matrix, when one fact fails", async () => {
+    const url = base();
+    const first = ((await (await call(`${url}/facts`, "POST", { text: "The first fact." })).json()) as { id: number }).id;
+    const r = await call(`${url}/facts/batch`, "POST", { facts: [{ text: "A brand new fact." }, { text: "Another one.", id: first }] });
+    expect(r.status).toBe(409);
+    const stats = (await (await call(`${url}/stats`)).json()) as Record<string, unknown>;
+    expect(stats).toMatchObject({ facts: 1, fts: 1, vectors: 1, vectors_in_memory: 1, consistent: true });
+    const recall = (await (await call(`${url}/recall`, "POST", { query: "brand new", debug: true })).json()) as { kw: unknown[] };
+    expect(recall.kw).toHaveLength(0);
+  });
+
+  it("deletes the row, its FTS entry and its vector together", async () => {
+    const url = base();
+    const id = ((await (await call(`${url}/facts`, "POST", { text: "Pixel is the owner's cat." })).json()) as { id: number }).id;
+    expect((await call(`${url}/facts/${id}`, "DELETE")).status).toBe(200);
+    const stub = env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
+    await runInDurableObject(stub, (memory: MemoryObject) => {
+      const count = (sql: string) => memory.sql.exec<{ n: number }>(sql).one().n;
+      expect(count("SELECT count(*) AS n FROM facts")).toBe(0);
+      expect(count("SELECT count(*) AS n FROM facts_fts")).toBe(0);
+      expect(count("SELECT count(*) AS n FROM vectors")).toBe(0);
+      expect(memory.vectors.size).toBe(0);
+    });
+  });
+});
+
+describe("helpers", () => {
+  it("stems as the index does, leaving no probe row behind", async () => {
+    const stub = env.MEMORY.get(env.MEMORY.idFromName("stems"));
+    await runInDurableObject(stub, (memory: MemoryObject) => {
+      expect(memory.tokens("The owner's sisters are running")).toEqual(["the", "owner", "s", "sister", "ar", "run"]);
+      expect(memory.sql.exec<{ n: number }>("SELECT count(*) AS n FROM probe").one().n).toBe(0);
+    });
+  });
+
+  it("writes times as the Python store does: UTC, microseconds, Z", () => {
+    expect(cleanTime("2024-03-05T10:00:00+02:00", "t")).toBe("2024-03-05T08:00:00.000000Z");
+    expect(cleanTime("2024-03-05T10:00:00.123456Z", "t")).toBe("2024-03-05T10:00:00.123456Z");
+    expect(() => cleanTime("2024-03-05T10:00:00", "t")).toThrow(/time zone/);
+    expect(() => cleanTime("yesterday", "t")).toThrow(/ISO-8601/);
+  });
+});

@@ -1,0 +1,37 @@
+// The Worker's recall.ts against tests/golden/recall.json, which tests/test_golden.py checks
+// against memories/recall.py: the two implementations cannot drift apart unnoticed.
+import { describe, expect, it } from "vitest";
+import golden from "../../tests/golden/recall.json";
+import { type Fusion, fuse, matchExpression, names, owned } from "../src/recall";
+
+interface Golden {
+  match: { query: string; phrases: boolean; alias_self: boolean; match: string }[];
+  names: { text: string; query: string; names: string[] }[];
+  owned: { query: string; owned: string[] }[];
+  fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; fused: Record<string, number | null>[] }[];
+}
+const cases = golden as unknown as Golden;
+
+describe("the FTS5 query builder", () => {
+  it.each(cases.match)("$query (phrases $phrases, alias_self $alias_self)", (c) => {
+    expect(matchExpression(c.query, c.phrases, c.alias_self)).toBe(c.match);
+  });
+});
+
+describe("names and owned words", () => {
+  it.each(cases.names)("names in $text", (c) => expect(names(c.text, c.query)).toEqual(c.names));
+  it.each(cases.owned)("owned in $query", (c) => expect(owned(c.query)).toEqual(c.owned));
+});
+
+describe("fusion", () => {
+  it.each(cases.fuse.map((c, i) => ({ ...c, i, method: c.fusion.method })))("case $i ($method)", (c) => {
+    const fused = fuse(c.kw, c.vec, c.fusion);
+    expect(fused.map((h) => h.id)).toEqual(c.fused.map((h) => h.id));
+    fused.forEach((h, i) => {
+      const want = c.fused[i];
+      expect([h.kw_rank, h.vec_rank]).toEqual([want.kw_rank, want.vec_rank]);
+      expect(h.kw_part).toBeCloseTo(want.kw_part as number, 12);
+      expect(h.vec_part).toBeCloseTo(want.vec_part as number, 12);
+    });
+  });
+});
