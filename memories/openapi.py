@@ -46,6 +46,16 @@ def query(name: str, schema: dict, description: str = "") -> dict:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
+NEW_FACT = obj({
+    "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
+    "source": {"type": "string", "maxLength": 200},
+    "id": {"type": "integer", "minimum": 1}, "created_at": {"type": "string", "format": "date-time"},
+    "updated_at": {"type": "string", "format": "date-time"},
+}, required=["text"])
+ADDED = obj({
+    "id": {"type": "integer"}, "created": {"type": "boolean"}, "fact": FACT,
+    "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
+}, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 FUSION = obj(
     {
@@ -103,9 +113,11 @@ def openapi_document() -> dict:
         "openapi": "3.1.0",
         "info": {
             "title": "Memory Desk memory service",
-            "version": "1",
+            "version": "2",
             "description": "An agent's long-term memory with hybrid recall. Every route but "
-            "/health and /openapi.json needs the X-Memory-Secret header.",
+            "/health and /openapi.json needs the X-Memory-Secret header. The local service serves one "
+            "memory at its root; the Cloudflare Worker serves one per name at /memories/{name}/... "
+            "(a path without the prefix is the memory called default). docs/memory-api.md is the prose.",
         },
         "components": {
             "securitySchemes": {"secret": {"type": "apiKey", "in": "header", "name": "X-Memory-Secret"}},
@@ -149,12 +161,7 @@ def openapi_document() -> dict:
                 "post": {
                     "summary": "Store a fact, or return the one it duplicates",
                     "description": "id, created_at and updated_at are for restoring a deleted or exported fact.",
-                    "requestBody": body(obj({
-                        "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
-                        "source": {"type": "string", "maxLength": 200},
-                        "id": {"type": "integer", "minimum": 1}, "created_at": {"type": "string", "format": "date-time"},
-                        "updated_at": {"type": "string", "format": "date-time"},
-                    }, required=["text"])),
+                    "requestBody": body(NEW_FACT),
                     "responses": {
                         **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT}), "201", "Created"),
                         **ok(obj({
@@ -165,6 +172,14 @@ def openapi_document() -> dict:
                     },
                 },
             },
+            "/facts/batch": {"post": {
+                "summary": "Store up to 100 facts in one transaction: all of them, or none on an error",
+                "description": "Each fact as POST /facts takes it; each result as POST /facts answers "
+                "(created, or the fact it duplicates). For moving a memory: `python -m memories import --url`.",
+                "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100}})),
+                "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
+                              **errors("400", "401", "409", "413", "422", "503")},
+            }},
             "/facts/{id}": {
                 "parameters": [FACT_ID],
                 "get": {"summary": "One fact", "responses": {**ok(FACT), **errors("401", "404")}},
@@ -193,7 +208,7 @@ def openapi_document() -> dict:
                 },
             },
             "/recall": {"post": {
-                "summary": "Hybrid recall: BM25 and cosine lists merged by reciprocal rank fusion",
+                "summary": "Hybrid recall: the BM25 and cosine lists merged by the request's fusion settings (default preset if none)",
                 "requestBody": body(obj({
                     "query": {"type": "string", "minLength": 1, "maxLength": 32000}, "type": TYPE,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 15},

@@ -20,12 +20,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
-from .store import Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
+from .store import AddResult, Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 256 * 1024  # a 32,000-character query of 4-byte characters, JSON-escaped, fits
 MAX_LIMIT = 100
+MAX_BATCH = 100  # facts a POST /facts/batch takes: what a Durable Object binds in one statement
 PUBLIC_PATHS = {"/health", "/openapi.json"}  # neither carries fact text
 
 
@@ -154,6 +155,14 @@ def fact_id(request: Request) -> int:
     return fid
 
 
+def added(result: AddResult) -> dict:
+    """What POST /facts (and each item of /facts/batch) answers: the new fact, or the one it duplicates."""
+    if result.created:
+        return {"id": result.fact.id, "created": True, "fact": result.fact.to_dict()}
+    return {"id": result.fact.id, "created": False, "duplicate": {"match": result.match, "score": result.score},
+            "fact": result.fact.to_dict()}
+
+
 def create_app(memory: Memory, secret: str) -> ASGIApp:
     if not secret:
         raise ValueError("the memory service needs a shared secret (MEMORY_SECRET)")
@@ -216,14 +225,18 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
         data = await read_json(request)
         restore = {k: data[k] for k in ("id", "created_at", "updated_at") if data.get(k) is not None}
         result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), **restore))
-        if result.created:
-            return JSONResponse({"id": result.fact.id, "created": True, "fact": result.fact.to_dict()}, status_code=201)
-        return JSONResponse({
-            "id": result.fact.id,
-            "created": False,
-            "duplicate": {"match": result.match, "score": result.score},
-            "fact": result.fact.to_dict(),
-        })
+        return JSONResponse(added(result), status_code=201 if result.created else 200)
+
+    @route("/facts/batch", ["POST"])
+    async def add_facts(request: Request) -> Response:
+        data = await read_json(request)
+        items = data.get("facts")
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise InvalidInput("facts must be a list of objects")
+        if len(items) > MAX_BATCH:
+            raise TooLarge(f"a batch holds at most {MAX_BATCH} facts")
+        results = await run(memory.add_many, items) if items else []
+        return JSONResponse({"results": [added(r) for r in results]})
 
     @route("/facts/{id:int}", ["GET"])
     async def get_fact(request: Request) -> Response:

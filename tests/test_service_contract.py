@@ -250,4 +250,49 @@ def test_openapi_document_lists_exactly_the_routes_served(service, tmp_path):
     app = create_app(Memory(tmp_path / "m.db", None), "s")
     routed = {(route.path.replace(":int", ""), method) for route in app.app.routes
               for method in route.methods - {"HEAD"}}
-    assert documented == routed and len(routed) == 14
+    assert documented == routed and len(routed) == 15
+
+
+def test_a_batch_is_stored_whole_or_not_at_all(api):
+    kept = add(api, "Batch anchor: the owner's bike is blue.")["id"]
+    before = api.get("/stats").json()["facts"]
+    r = api.post("/facts/batch", json={"facts": [{"text": "Batch one: Ada knits."}, {"text": "Batch two.", "id": kept}]})
+    assert_error(r, 409, "id_taken")
+    assert api.get("/stats").json()["facts"] == before
+    r = api.post("/facts/batch", json={"facts": [
+        {"text": "Batch one: Ada knits.", "source": "import"}, {"text": "batch one: ada KNITS."},
+        {"text": "Batch three: Ole sails.", "type": "log", "created_at": "2020-01-02T03:04:05.123456Z"},
+    ]})
+    assert r.status_code == 200, r.text
+    first, same, third = r.json()["results"]
+    assert first["created"] and not same["created"] and same["id"] == first["id"] and same["duplicate"]["match"] == "exact"
+    assert third["fact"]["created_at"] == "2020-01-02T03:04:05.123456Z" and third["fact"]["type"] == "log"
+    stats = api.get("/stats").json()
+    assert stats["facts"] == before + 2 and stats["consistent"]
+    for bad, status in (({"facts": "x"}, 422), ({"facts": [{"text": ""}]}, 422), ({"facts": [{"text": "x"}] * 101}, 413)):
+        assert_error(api.post("/facts/batch", json=bad), status)
+
+
+def test_import_and_export_through_the_url_keep_ids_and_times(service, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    facts = [{"id": 5000 + i, "text": f"Moved fact {i}: parcel {i * 7919 % 1000} went to shelf {i}.", "type": "fact",
+              "source": "move", "created_at": f"2021-05-{1 + i % 28:02d}T10:00:{i % 60:02d}.000001Z",
+              "updated_at": f"2022-05-{1 + i % 28:02d}T10:00:00.000002Z"} for i in range(130)]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(f) + "\n" for f in facts))
+    env = {**os.environ, "MEMORY_SECRET": service.secret}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "memories", *args, "--url", service.url],  # noqa: E731
+                                       env=env, capture_output=True, text=True, timeout=300)
+    done = run("import", str(src), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "imported 130 facts" in done.stderr
+    out = tmp_path / "out.jsonl"
+    assert run("export", "-o", str(out)).returncode == 0
+    exported = {f["id"]: f for f in map(json.loads, out.read_text().splitlines())}
+    assert all(exported[f["id"]] == f for f in facts)
+    again = run("import", str(src), "--quiet")  # ids now taken, texts the same: all duplicates
+    assert again.returncode == 0 and "imported 0 facts" in again.stderr and "130 were already there" in again.stderr
