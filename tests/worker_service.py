@@ -59,6 +59,7 @@ class WorkerHost:
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     port: int = field(default_factory=free_port)
     embed_port: int = field(default_factory=free_port)
+    worker_secret: str | None = None  # what the Worker is given, when not `secret` ("" for none)
     embedder: subprocess.Popen | None = None
     wrangler: subprocess.Popen | None = None
 
@@ -87,6 +88,9 @@ class WorkerHost:
             "MEMORY_SECRET": self.secret, "EMBEDDER": "http", "EMBEDDER_URL": f"http://127.0.0.1:{self.embed_port}/embed",
             "EMBED_MODEL": "all-MiniLM-L6-v2-onnx-int8", "EMBED_DIMS": "384",
         }
+        if self.worker_secret is not None:
+            variables["MEMORY_SECRET"] = self.worker_secret
+        variables = {k: v for k, v in variables.items() if v}
         log = self.state / "wrangler.log"
         self.wrangler = subprocess.Popen(
             [str(BIN / "wrangler"), "dev", "--local", "--ip", "127.0.0.1", "--port", str(self.port),
