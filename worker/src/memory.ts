@@ -436,14 +436,17 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** Rows among `ids` that `match` matches: [id, highlighted text]. */
-  private matching(match: string, ids: number[], highlight = false): [number, string][] {
+  matching(match: string, ids: number[], highlight = false): [number, string][] {
     if (!match || !ids.length) return [];
+    const wanted = new Set(ids);
     const out: [number, string][] = [];
     for (let i = 0; i < ids.length; i += 99) {
       const part = ids.slice(i, i + 99);
       const cols = highlight ? "rowid AS id, highlight(facts_fts, 0, char(2), char(3)) AS h" : "rowid AS id, '' AS h";
       const rows = this.sql.exec(`SELECT ${cols} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN (${part.map(() => "?").join(",")})`, match, ...part);
-      for (const r of rows) out.push([r.id as number, r.h as string]);
+      // The object's SQLite ignores a one-value `rowid IN (?)` beside an FTS5 MATCH and returns
+      // every match (worker/test/fts.test.ts): keep only the rows asked for.
+      for (const r of rows) if (wanted.has(r.id as number)) out.push([r.id as number, r.h as string]);
     }
     return out;
   }
@@ -569,7 +572,9 @@ export class MemoryObject extends DurableObject<Env> {
     let bm25: number | null = null;
     let kwRank: number | null = null;
     if (match) {
-      const row = this.sql.exec("SELECT bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?", match, id).toArray()[0];
+      // rowid checked here too: see `matching` on the object's SQLite and rowid constraints.
+      const row = this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?", match, id)
+        .toArray().find((r) => r.id === id);
       if (row && (!type || fact.type === type)) {
         bm25 = row.s as number;
         const [typeSql, typeArgs] = type ? [" AND facts.type = ?", [type]] : ["", []];

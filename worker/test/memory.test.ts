@@ -1,8 +1,10 @@
 // The object's internals through the Worker, inside workerd with real SQLite Durable Objects.
-import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { memoryOf } from "../src/index";
 import { type MemoryObject, cleanTime } from "../src/memory";
+
+const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts
 
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
 let n = 0;
@@ -75,6 +77,10 @@ describe("helpers", () => {
     const stub = env.MEMORY.get(env.MEMORY.idFromName("stems"));
     await runInDurableObject(stub, (memory: MemoryObject) => {
       expect(memory.tokens("The owner's sisters are running")).toEqual(["the", "owner", "s", "sister", "ar", "run"]);
+      // One probe after another: none may see an earlier probe's terms.
+      expect(memory.tokens("The owner's wife is called Mara.")).toEqual(["the", "owner", "s", "wife", "is", "call", "mara"]);
+      expect(memory.tokens("living")).toEqual(["live"]);
+      expect(memory.tokens("wife")).toEqual(["wife"]);
       expect(memory.sql.exec<{ n: number }>("SELECT count(*) AS n FROM probe").one().n).toBe(0);
     });
   });
