@@ -1,4 +1,5 @@
-"""The dashboard against the real memory service on loopback: real HTTP, real model."""
+"""The dashboard against both memories on loopback, the local service and the Worker's Durable
+Object: real HTTP, real model."""
 
 import re
 
@@ -8,6 +9,12 @@ from django.urls import reverse
 from dashboard.models import DismissedPair
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def service(either_service):
+    """live_memory points the dashboard at this: each test runs against both memories."""
+    return either_service
 
 
 def add(client, text, type="fact", source="test"):
