@@ -6,7 +6,7 @@ PYTHON ?= $(shell for p in python python3.12 python3.13 $$HOME/.pyenv/versions/3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test test-fast bench evalsets clean
+.PHONY: install run run-worker test test-fast bench evalsets clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)"; exit 1; }
@@ -25,6 +25,10 @@ install: $(VENV)/.installed worker/node_modules/.installed
 
 run: install
 	$(BIN)/python scripts/run.py
+
+# The same dashboard on the memory on Cloudflare, offline (wrangler dev --local + embed-server).
+run-worker: install
+	$(BIN)/python scripts/run.py --worker
 
 test: install
 	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" tsc --noEmit && PATH="$$PWD/node_modules/.bin:$$PATH" vitest run

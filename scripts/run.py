@@ -1,6 +1,11 @@
-"""`make run`: the memory service and the dashboard on this machine, on a demo memory the first time.
+"""`make run` (and `make run-worker`): the product on this machine, on a demo memory the first time.
 
-Secrets are generated once into local.env (git-ignored). Ctrl-C stops both processes.
+make run          the local memory service + the dashboard
+make run-worker   the memory on Cloudflare, offline: embed-server + `wrangler dev --local` (one
+                  Durable Object, memory "demo") + the dashboard pointed at it
+
+Secrets are generated once into local.env (git-ignored). A memory process that dies is started
+again (and the terminal says so); Ctrl-C stops everything.
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-VAR = ROOT / "var"
-LOCAL_ENV = ROOT / "local.env"
+HOME = Path(os.environ.get("DESK_HOME") or ROOT)  # where var/ and local.env live (tests use a temp folder)
+VAR = HOME / "var"
+LOCAL_ENV = HOME / "local.env"
+DASHBOARD_PORT = os.environ.get("DASHBOARD_PORT") or "8000"
+EMBED_PORT = os.environ.get("EMBED_PORT") or "8788"
+WORKER_PORT = os.environ.get("WORKER_PORT") or "8789"
 DEMO = ROOT / "memories" / "data" / "demo.jsonl"
+WORKER = ROOT / "worker"
+RESTARTS = 5  # a process that dies more often than this in a minute is broken, not unlucky
 
 
 def read_env(path: Path) -> dict[str, str]:
@@ -48,17 +59,90 @@ def local_settings() -> dict[str, str]:
     return {**defaults, **values, **{k: os.environ[k] for k in defaults if k in os.environ}}
 
 
-def wait_for(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{proc.args[2] if len(proc.args) > 2 else proc.args} exited with {proc.returncode}")
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
+def answers(url: str) -> bool:
+    try:
+        httpx.get(url, timeout=1)
+        return True
+    except httpx.TransportError:
+        return False
+
+
+class Process:
+    """A child process, its health URL, and how to start it again."""
+
+    def __init__(self, name: str, args: list[str], health: str, env: dict, cwd: Path = ROOT):
+        self.name, self.args, self.health, self.env, self.cwd = name, args, health, env, cwd
+        self.deaths: list[float] = []
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, seconds: float = 90) -> None:
+        self.proc = subprocess.Popen(self.args, cwd=self.cwd, env=self.env, start_new_session=True)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                sys.exit(f"{self.name} exited with {self.proc.returncode} while starting; see its output above")
+            if answers(self.health):
+                return
             time.sleep(0.2)
-    sys.exit(f"{url} did not answer within {seconds:.0f}s")
+        sys.exit(f"{self.name} did not answer {self.health} within {seconds:.0f}s")
+
+    def check(self) -> None:
+        """Start it again if it died; give up (and say why) if it keeps dying."""
+        if self.proc is None or self.proc.poll() is None:
+            return
+        now = time.monotonic()
+        self.deaths = [t for t in self.deaths if now - t < 60] + [now]
+        if len(self.deaths) > RESTARTS:
+            raise SystemExit(f"\n{self.name} died {len(self.deaths)} times in a minute (last exit code "
+                             f"{self.proc.returncode}); stopping everything. Its output above says why.")
+        print(f"\n{self.name} stopped (exit code {self.proc.returncode}); starting it again\n", file=sys.stderr)
+        self.start()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def local_memory(env: dict, python: str) -> list[Process]:
+    db = Path(env["MEMORY_DB"])
+    if not db.exists():
+        print(f"First run: loading the demo memory ({DEMO.name}) into {db}")
+        subprocess.run([python, "-m", "memories", "import", str(DEMO), "--db", str(db), "--quiet"], cwd=ROOT, env=env, check=True)
+    port = env["MEMORY_URL"].rsplit(":", 1)[-1].strip("/")
+    service = Process("the memory service", [python, "-m", "memories", "serve", "--db", str(db), "--port", port,
+                                             "--log-level", "warning"], env["MEMORY_URL"] + "/health", env)
+    service.start()
+    return [service]
+
+
+def worker_memory(env: dict, python: str) -> list[Process]:
+    """The Worker and its Durable Object on workerd, state in var/worker, embedding with the local model."""
+    bin_ = WORKER / "node_modules" / ".bin"
+    if not (bin_ / "wrangler").exists():
+        sys.exit("worker/node_modules is missing: `make install` runs npm ci in worker/")
+    embed = Process("the embed server", [python, "-m", "memories", "embed-server", "--port", EMBED_PORT],
+                    f"http://127.0.0.1:{EMBED_PORT}/health", env)
+    variables = {"MEMORY_SECRET": env["MEMORY_SECRET"], "EMBEDDER": "http", "EMBEDDER_URL": f"http://127.0.0.1:{EMBED_PORT}/embed",
+                 "EMBED_MODEL": "all-MiniLM-L6-v2-onnx-int8", "EMBED_DIMS": "384"}
+    wrangler_env = {**env, "PATH": f"{bin_}:{env['PATH']}", "WRANGLER_SEND_METRICS": "false",
+                    "CLOUDFLARE_CF_FETCH_ENABLED": "false", "WRANGLER_HIDE_BANNER": "true"}
+    worker = Process("wrangler dev", [str(bin_ / "wrangler"), "dev", "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT,
+                                      "--persist-to", str(VAR / "worker"), "--show-interactive-dev-session=false",
+                                      *[a for k, v in variables.items() for a in ("--var", f"{k}:{v}")]],
+                     f"http://127.0.0.1:{WORKER_PORT}/health", wrangler_env, WORKER)
+    embed.start()
+    worker.start()
+    env["MEMORY_URL"] = f"http://127.0.0.1:{WORKER_PORT}/memories/demo"
+    facts = httpx.get(env["MEMORY_URL"] + "/health", timeout=10).json()["facts"]
+    if facts == 0:
+        print(f"First run: loading the demo memory ({DEMO.name}) into the Worker's memory 'demo'")
+        subprocess.run([python, "-m", "memories", "import", str(DEMO), "--url", env["MEMORY_URL"], "--quiet"],
+                       cwd=ROOT, env=env, check=True)
+    return [embed, worker]
 
 
 def stop_on_sigterm(signum, frame):
@@ -68,42 +152,29 @@ def stop_on_sigterm(signum, frame):
 def main() -> None:
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     VAR.mkdir(exist_ok=True)
-    env = {**os.environ, **local_settings()}
+    env = {**os.environ, **local_settings(), "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
     python = sys.executable
-    db = Path(env["MEMORY_DB"])
-    if not db.exists():
-        print(f"First run: loading the demo memory ({DEMO.name}) into {db}")
-        subprocess.run([python, "-m", "memories", "import", str(DEMO), "--db", str(db)], cwd=ROOT, env=env, check=True)
-
-    port = env["MEMORY_URL"].rsplit(":", 1)[-1].strip("/")
-    procs = [subprocess.Popen([python, "-m", "memories", "serve", "--db", str(db), "--port", port,
-                               "--log-level", "warning"], cwd=ROOT, env=env)]
-    wait_for(env["MEMORY_URL"] + "/health", procs[0])
-
-    manage = ROOT / "manage.py"
-    if manage.exists():
-        subprocess.run([python, str(manage), "migrate", "--verbosity", "0"], cwd=ROOT, env=env, check=True)
-        subprocess.run([python, str(manage), "ensure_owner"], cwd=ROOT, env=env, check=True)
-        procs.append(subprocess.Popen([python, str(manage), "runserver", "127.0.0.1:8000", "--noreload"], cwd=ROOT, env=env))
-        wait_for("http://127.0.0.1:8000/login/", procs[1])
-        print("\nDashboard: http://127.0.0.1:8000  (Ctrl-C stops the dashboard and the memory service)\n")
-    else:
-        print(f"\nMemory service: {env['MEMORY_URL']}  (secret in local.env; Ctrl-C stops it)\n")
-
+    on_worker = "--worker" in sys.argv
+    procs: list[Process] = []
     try:
-        while all(p.poll() is None for p in procs):
+        procs += worker_memory(env, python) if on_worker else local_memory(env, python)
+        subprocess.run([python, "manage.py", "migrate", "--verbosity", "0"], cwd=ROOT, env=env, check=True)
+        subprocess.run([python, "manage.py", "ensure_owner"], cwd=ROOT, env=env, check=True)
+        dashboard = Process("the dashboard", [python, "manage.py", "runserver", f"127.0.0.1:{DASHBOARD_PORT}", "--noreload"],
+                            f"http://127.0.0.1:{DASHBOARD_PORT}/login/", env)
+        dashboard.start()
+        procs.append(dashboard)
+        where = "the Worker's Durable Object 'demo'" if on_worker else "the local memory service"
+        print(f"\nDashboard: http://127.0.0.1:{DASHBOARD_PORT} on {where} ({env['MEMORY_URL']}). Ctrl-C stops everything.\n")
+        while True:
             time.sleep(0.5)
+            for p in procs:
+                p.check()
     except KeyboardInterrupt:
         pass
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        for p in reversed(procs):
+            p.stop()
 
 
 if __name__ == "__main__":
