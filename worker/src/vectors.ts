@@ -90,10 +90,19 @@ export class VectorIndex {
   }
 
   private top(s: Float64Array, k: number): [number, number][] {
-    const order: number[] = [];
-    for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity) order.push(i);
-    order.sort((a, b) => s[b] - s[a] || this.ids[a] - this.ids[b]);
-    return order.slice(0, k).map((i) => [this.ids[i], s[i]]);
+    // A k-long list kept in order while one pass goes over the scores: k is small (30), n is not.
+    const best: number[] = [];
+    const before = (a: number, b: number) => s[a] > s[b] || (s[a] === s[b] && this.ids[a] < this.ids[b]);
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === -Infinity || (best.length === k && !before(i, best[k - 1]))) continue;
+      let j = best.length === k ? k - 1 : best.length;
+      while (j > 0 && before(i, best[j - 1])) {
+        best[j] = best[j - 1];
+        j--;
+      }
+      best[j] = i;
+    }
+    return best.map((i) => [this.ids[i], s[i]]);
   }
 
   /** The nearest same-type row to a vector: [id, cosine] or null. */
