@@ -1,4 +1,4 @@
-"""`python -m memories serve | import | export | embed-server`: a stable command line for agents and scripts."""
+"""`python -m memories serve | import | export | embed-server | mcp`: a stable command line for agents and scripts."""
 
 from __future__ import annotations
 
@@ -180,6 +180,12 @@ def embed_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def mcp(args: argparse.Namespace) -> int:
+    from .mcp_server import main as serve_mcp
+
+    return serve_mcp(args.memory, args.http)
+
+
 def export(args: argparse.Namespace) -> int:
     if args.url:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
@@ -228,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8788)
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=embed_server)
+
+    p = sub.add_parser("mcp", help="serve a memory as MCP tools over stdio (MEMORY_URL, MEMORY_SECRET)")
+    p.add_argument("--memory", help="one of a Worker's memories, by name (default: MEMORY_NAME, or the URL's own)")
+    p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    p.set_defaults(func=mcp)
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

@@ -273,8 +273,10 @@ class MemoryClient:
         return self._parse(Fact.from_json, body["fact"]) if "fact" in body else None
 
     def recall(self, query: str, *, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: dict | None = None) -> Recall:
+               fusion: dict | None = None, mode: str = "hybrid") -> Recall:
         payload: dict = {"query": query, "limit": limit, "debug": debug}
+        if mode != "hybrid":  # hybrid is the default: a memory of the base contract takes this request too
+            payload["mode"] = mode
         if type:
             payload["type"] = type
         if fusion:

@@ -27,6 +27,9 @@ const MAX_LIMIT = 100;
 const MAX_BATCH = 100;
 const DEFAULT_THRESHOLD = 0.97;
 const MAX_ID = 2n ** 63n - 1n;
+// hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
+const MODES = ["hybrid", "keyword", "vector"] as const;
+type Mode = (typeof MODES)[number];
 
 interface Fact {
   id: number;
@@ -486,11 +489,11 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** The keyword list, the vector list and every fused hit, best first (synchronous: no write can land between). */
-  private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion) {
-    const kw = this.keyword(match, type, f.depth);
-    const vec = qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
+  private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion, mode: Mode = "hybrid") {
+    const kw = mode === "vector" ? [] : this.keyword(match, type, f.depth);
+    const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
     const fused = fuse(kw.map(([id, s]) => [id, -s]), vec, f);
-    if (f.hop && fused.length) this.hop(fused, query, f);
+    if (mode === "hybrid" && f.hop && fused.length) this.hop(fused, query, f);
     return { kw, vec, fused };
   }
 
@@ -527,11 +530,13 @@ export class MemoryObject extends DurableObject<Env> {
     const debug = data.debug ?? false;
     if (typeof debug !== "boolean") throw invalid("debug must be true or false");
     const f = this.fusionParam(data);
-    const match = matchOf(f, query);
-    const [qvec, warning] = await this.embedQuery(query);
+    let mode = choiceParam(data.mode, "mode", "hybrid", MODES);
+    const [qvec, warning] = mode === "keyword" ? [null, null] : await this.embedQuery(query);
+    if (!qvec && mode !== "keyword") mode = "keyword";  // the model is down: say so, answer by words
+    const match = mode === "vector" ? "" : matchOf(f, query);
     // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
     const started = performance.now();
-    const { kw, vec, fused: all } = this.rank(query, match, qvec, type as FactType | null, f);
+    const { kw, vec, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
     const fused = all.slice(0, limit);
     const wanted = new Set(fused.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -547,7 +552,7 @@ export class MemoryObject extends DurableObject<Env> {
         fact: facts.get(h.id), score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, hop: h.hop_part },
       })),
-      mode: qvec ? "hybrid" : "keyword-only",
+      mode: warning ? "keyword-only" : mode,
     };
     if (warning) out.warning = warning;
     if (debug) {

@@ -1,0 +1,136 @@
+"""`python -m memories mcp`: the memory as Model Context Protocol tools, for an agent.
+
+It talks to a memory only through memories/client.py, so it serves the local service or a
+Worker alike (MEMORY_URL, MEMORY_SECRET, and MEMORY_NAME or --memory for one of a Worker's
+memories). Errors come back as tool errors carrying the contract's message.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from .client import Conflict, Fact, MemoryClient, MemoryServiceError, StatusError
+
+INSTRUCTIONS = """A long-term memory of short facts about the owner and the work, each typed fact, skill
+or log. Search it before answering anything the owner may have said before; save a fact when
+the owner tells you something worth keeping (one short sentence, about "the owner" rather than
+"I"). Saving a fact that is already there returns the existing one instead of a copy."""
+
+Type = Literal["fact", "skill", "log"]
+Mode = Literal["hybrid", "keyword", "vector"]
+
+
+def fact_dict(f: Fact) -> dict:
+    return {"id": f.id, "text": f.text, "type": f.type, "source": f.source,
+            "created_at": f.created_at.isoformat(), "updated_at": f.updated_at.isoformat()}
+
+
+def memory_url(url: str, name: str | None) -> str:
+    """A Worker serves many memories, one per name: /memories/NAME is the one meant."""
+    return f"{url.rstrip('/')}/memories/{name}" if name else url
+
+
+def create_server(client: MemoryClient) -> MCPServer:
+    server = MCPServer("memory-desk", instructions=INSTRUCTIONS)
+
+    def call(fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except StatusError as e:
+            raise ToolError(f"{e.code}: {e.message}") from None
+        except MemoryServiceError as e:
+            raise ToolError(str(e)) from None
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    def memory_save(
+        text: Annotated[str, Field(description="One short fact, e.g. 'The owner prefers metric units.'", min_length=1, max_length=8000)],
+        type: Annotated[Type, Field(description="fact (about the world or the owner), skill (how to do something) or log (an event)")] = "fact",
+        source: Annotated[str, Field(description="Where it came from, e.g. 'chat' or a file name", max_length=200)] = "agent",
+    ) -> dict:
+        """Store a fact in long-term memory. If the memory already holds it (the same text, or a near
+        rewording of the same type), nothing new is stored: the answer has created=false and the
+        existing fact, with how it matched (exact or near) and the cosine score."""
+        result = call(client.add, text, type, source)
+        out = {"id": result.fact.id, "created": result.created, "fact": fact_dict(result.fact)}
+        if not result.created:
+            out["duplicate"] = {"match": result.match, "score": result.score,
+                                "why": f"fact {result.fact.id} already says this ({result.match} match)"}
+        return out
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def memory_search(
+        query: Annotated[str, Field(description="What to recall, in plain words or a question", min_length=1, max_length=32000)],
+        mode: Annotated[Mode, Field(description="hybrid (default: words and meaning), keyword (exact words) or vector (meaning only)")] = "hybrid",
+        type: Annotated[Type | None, Field(description="Only facts of this type")] = None,
+        limit: Annotated[int, Field(description="How many hits", ge=1, le=100)] = 10,
+    ) -> dict:
+        """Recall the facts that best answer a query, best first. Each hit has its score and `via`:
+        kw (matched words), vec (similar meaning) or both."""
+        result = call(client.recall, query, type=type, limit=limit, mode=mode)
+        out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "score": h.score, "via": h.via}
+                                             for h in result.results]}
+        if result.warning:
+            out["warning"] = result.warning
+        return out
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def memory_get(id: Annotated[int, Field(description="The fact's id", ge=1)]) -> dict:
+        """One fact by its id: its text, type, source and when it was stored and last changed."""
+        return fact_dict(call(client.get, id))
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=True))
+    def memory_update(
+        id: Annotated[int, Field(description="The fact's id", ge=1)],
+        text: Annotated[str | None, Field(description="The new text", min_length=1, max_length=8000)] = None,
+        type: Annotated[Type | None, Field(description="The new type")] = None,
+        source: Annotated[str | None, Field(description="The new source", max_length=200)] = None,
+    ) -> dict:
+        """Change a fact's text, type or source; what is not given stays. Refused (naming the other
+        fact) if the change would make it a duplicate of another fact."""
+        if text is None and type is None and source is None:
+            raise ToolError("nothing to change: give text, type or source")
+        try:
+            return fact_dict(client.edit(id, text=text, type=type, source=source))
+        except Conflict as e:
+            other = e.existing
+            raise ToolError(f"duplicate: {e.message}" + (f" (fact {other.id}: {other.text!r})" if other else "")) from None
+        except StatusError as e:
+            raise ToolError(f"{e.code}: {e.message}") from None
+        except MemoryServiceError as e:
+            raise ToolError(str(e)) from None
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
+    def memory_delete(id: Annotated[int, Field(description="The fact's id", ge=1)]) -> dict:
+        """Delete a fact for good (the owner's dashboard keeps no copy of what an agent deletes)."""
+        fact = call(client.delete, id)
+        return {"deleted": id, "fact": fact_dict(fact) if fact else None}
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def memory_stats() -> dict:
+        """How many facts the memory holds, by type, and whether its index and vectors agree."""
+        stats = call(client.stats)
+        health = call(client.health)
+        return {"facts": stats["facts"], "by_type": stats["by_type"], "consistent": stats["consistent"],
+                "model": health.model, "mode": health.mode}
+
+    return server
+
+
+def main(memory: str | None, http_port: int | None) -> int:
+    url = os.environ.get("MEMORY_URL", "http://127.0.0.1:8787")
+    secret = os.environ.get("MEMORY_SECRET", "")
+    if not secret:
+        raise SystemExit("error: set MEMORY_SECRET to the memory's shared secret")
+    client = MemoryClient(memory_url(url, memory or os.environ.get("MEMORY_NAME") or None), secret)
+    server = create_server(client)
+    if http_port:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    else:
+        server.run()
+    return 0
