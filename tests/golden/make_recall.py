@@ -9,6 +9,7 @@ import random
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from memories.dedup import distinct
 from memories.recall import DEFAULT, SEED, fuse, match_expression, names, owned
 
 QUERIES = [
@@ -25,6 +26,14 @@ TEXTS = [
     ("Anna's brother Jonas lives in Oslo with Élodie.", "who is anna's brother"),
     ("the owner met 3 People at IKEA in 2024", "who did I meet"),
     ("Noor_Ali and O'Brien work at ACME Corp.", "who works at acme"),
+]
+
+
+PAIRS = json.loads((Path(__file__).resolve().parents[2] / "memories" / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
+EDGE_PAIRS = [
+    ("Call Jo at 02:00.", "Call Jo at 2:00."), ("It costs 12345678901234567890.", "It costs 12345678901234567891."),
+    ("The owner can’t swim.", "The owner can swim."), ("No, not never.", "Yes."), ("Ünsal visits in Mai.", "ünsal visits in mai."),
+    ("Meet on Saturdays.", "Meet on saturday."), ("", ""), ("🙂 2 🙂", "🙂 two 🙂"), ("O'Brien called.", "OBrien called."),
 ]
 
 
@@ -55,6 +64,7 @@ def build() -> dict:
         "names": [{"text": t, "query": q, "names": names(t, q)} for t, q in TEXTS],
         "owned": [{"query": q, "owned": owned(q)} for q in QUERIES],
         "fuse": fuse_cases(),
+        "distinct": [{"a": a, "b": b, "reason": distinct(a, b)} for a, b in [*PAIRS["same"], *PAIRS["distinct"], *EDGE_PAIRS]],
     }
 
 

@@ -8,6 +8,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
+import { distinct } from "./dedup";
 import { type Embedder, makeEmbedder } from "./embedder";
 import {
   HttpError, boolParam, choiceParam, errorResponse, floatParam, intParam, invalid, notFound, optionalStr, readJson,
@@ -26,6 +27,7 @@ const MAX_QUERY = 32_000;
 const MAX_LIMIT = 100;
 const MAX_BATCH = 100;
 const DEFAULT_THRESHOLD = 0.97;
+const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 const MAX_ID = 2n ** 63n - 1n;
 // hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
 const MODES = ["hybrid", "keyword", "vector"] as const;
@@ -273,8 +275,13 @@ export class MemoryObject extends DurableObject<Env> {
   private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null): [number, string, number] | null {
     const exact = this.exactDuplicate(text, type, exclude);
     if (exact) return exact;
-    const near = this.vectors.nearest(vector, type, exclude);
-    return near && near[1] >= this.threshold ? [near[0], "near", near[1]] : null;
+    // The nearest same-type facts at or above the threshold, best first; the first that does not
+    // differ in a number, date, name or negation is the duplicate (dedup.ts says why).
+    const near = this.vectors.search(vector, type, NEAR_CANDIDATES, exclude).filter(([, s]) => s >= this.threshold);
+    if (!near.length) return null;
+    const texts = this.getMany(near.map(([id]) => id));
+    const same = near.find(([id]) => texts.has(id) && distinct(text, texts.get(id)!.text) === null);
+    return same ? [same[0], "near", same[1]] : null;
   }
 
   private async addOne(data: Record<string, unknown>): Promise<Response> {

@@ -105,11 +105,6 @@ export class VectorIndex {
     return best.map((i) => [this.ids[i], s[i]]);
   }
 
-  /** The nearest same-type row to a vector: [id, cosine] or null. */
-  nearest(q: Float32Array, type: FactType, exclude: number | null = null): [number, number] | null {
-    return this.search(q, type, 1, exclude)[0] ?? null;
-  }
-
   /** Where one fact stands for a query: [1-based rank or null, cosine or null]. */
   rankOf(q: Float32Array, id: number, type: FactType | null): [number | null, number | null] {
     const i = this.row.get(id);

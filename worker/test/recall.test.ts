@@ -2,12 +2,14 @@
 // against memories/recall.py: the two implementations cannot drift apart unnoticed.
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
+import { distinct } from "../src/dedup";
 import { type Fusion, fuse, matchExpression, names, owned } from "../src/recall";
 
 interface Golden {
   match: { query: string; phrases: boolean; alias_self: boolean; match: string }[];
   names: { text: string; query: string; names: string[] }[];
   owned: { query: string; owned: string[] }[];
+  distinct: { a: string; b: string; reason: string | null }[];
   fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; fused: Record<string, number | null>[] }[];
 }
 const cases = golden as unknown as Golden;
@@ -34,4 +36,8 @@ describe("fusion", () => {
       expect(h.vec_part).toBeCloseTo(want.vec_part as number, 12);
     });
   });
+});
+
+describe("the dedup guard", () => {
+  it.each(cases.distinct)("$a / $b", (c) => expect(distinct(c.a, c.b)).toBe(c.reason));
 });

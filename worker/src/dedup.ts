@@ -1,0 +1,60 @@
+// When two texts the model finds nearly the same still say different things: memories/dedup.py,
+// line for line (its docstring says why). tests/golden/recall.json holds both to the same answers.
+
+const CAPITALISED = /(?<![\p{L}\p{N}])\p{L}[\p{L}\p{N}]*/gu;
+const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
+const NEGATIONS = set("not no never none nobody nothing nowhere neither nor cannot without n't");
+const NUMBER_WORDS = set(`zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+  sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+  thousand million billion first second third fourth fifth sixth seventh eighth ninth tenth
+  eleventh twelfth once twice half dozen`);
+const CALENDAR = set(`monday tuesday wednesday thursday friday saturday sunday january february march april may june
+  july august september october november december today tomorrow yesterday morning afternoon
+  evening night noon midnight weekend weekday`);
+const COMMON = set(`the a an this that these those it its owner owners my our your his her their there here i we
+  you he she they on in at to for from by with of and or but if when while after before since
+  until every each all some any no not never to do does did is are was were be been has have
+  had please always usually also`);
+
+const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
+
+export function words(text: string): string[] {
+  const lowered = text.toLowerCase().replaceAll("\u2019", "'").replaceAll("n't", " n't");
+  return lowered.match(/n't|[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function numbers(tokens: string[]): string[] {
+  const out: string[] = [];
+  for (const t of tokens) {
+    const digits = t.replace(/[^0-9]/g, "");
+    if (digits) out.push(BigInt(digits).toString());  // "02" and "2" are one hour
+    else if (NUMBER_WORDS.has(t)) out.push(t);
+  }
+  return out;
+}
+
+function names(text: string): Set<string> {
+  return new Set((text.match(CAPITALISED) ?? []).filter((w) => isUpper(w[0]) && !COMMON.has(w.toLowerCase())).map((w) => w.toLowerCase()));
+}
+
+function calendar(tokens: string[]): Set<string> {
+  return new Set(tokens.filter((w) => CALENDAR.has(w) || CALENDAR.has(w.slice(0, -1))).map((w) => (CALENDAR.has(w) ? w : w.slice(0, -1))));
+}
+
+function mentions(tokens: string[], name: string): boolean {
+  return tokens.includes(name) || tokens.includes(name.endsWith("s") ? name.slice(0, -1) : name) || tokens.includes(name + "s");
+}
+
+const sameList = (a: string[], b: string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+const count = (tokens: string[], words: Set<string>) => tokens.filter((w) => words.has(w)).length;
+
+/** Why two near-identical texts still state different facts, or null if nothing says so. */
+export function distinct(a: string, b: string): string | null {
+  const wa = words(a), wb = words(b);
+  if (!sameList(numbers(wa), numbers(wb))) return "they differ in a number";
+  if (!sameSet(calendar(wa), calendar(wb))) return "they differ in a day, month or time of day";
+  if (count(wa, NEGATIONS) % 2 !== count(wb, NEGATIONS) % 2) return "one says not";
+  if ([...names(a)].some((n) => !mentions(wb, n)) || [...names(b)].some((n) => !mentions(wa, n))) return "they differ in a name";
+  return null;
+}
