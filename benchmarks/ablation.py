@@ -1,0 +1,90 @@
+"""Recall quality per evaluation set, per candidate ranking, with each part of the default switched
+off in turn (the ablation), on the engine in process with the real model.
+
+    .venv/bin/python benchmarks/ablation.py [--sets work,skills_logs] [--candidates default,seed]
+
+Prints hit@1, hit@5 and hit@15 (the seed's criterion: the answer inside the 15 the agent
+injects) for vector-only, keyword-only and each candidate. Seen sets (read while choosing the
+default) and unseen sets are printed apart; run an unseen set once per candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memories.embeddings import MiniLM  # noqa: E402
+from memories.recall import DEFAULT, SEED  # noqa: E402
+from memories.store import Memory  # noqa: E402
+
+SETS = ROOT / "dashboard" / "evalsets"
+SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3"]
+UNSEEN = ["work", "skills_logs"]
+CANDIDATES = {
+    "seed": SEED,
+    "default": DEFAULT,
+    "default - phrases": replace(DEFAULT, phrases=False),
+    "default - alias_self": replace(DEFAULT, alias_self=False),
+    "default - ratio (rrf)": replace(DEFAULT, method="rrf"),
+    "default - hop": replace(DEFAULT, hop=0.0),
+    "default - chain": replace(DEFAULT, chain=False),
+}
+
+
+def load(model, name: str) -> tuple[Memory, list[tuple[str, set[int], str | None]]]:
+    data = json.loads((SETS / f"{name}.json").read_text(encoding="utf-8"))
+    memory = Memory(Path(tempfile.mkdtemp()) / f"{name}.db", model)
+    results = memory.add_many([{"text": f["text"].strip(), "type": f.get("type", "fact"), "source": f.get("source", "")}
+                               for f in data["facts"]])
+    ids = {f["text"].strip(): r.fact.id for f, r in zip(data["facts"], results)}
+    cases = [(c["question"], {ids[e.strip()] for e in c["expected"]}, c.get("type") or None) for c in data["cases"]]
+    return memory, cases
+
+
+def rank(ids: list[int], expected: set[int]) -> int | None:
+    return next((i for i, fid in enumerate(ids, 1) if fid in expected), None)
+
+
+def score(ranks: list[int | None]) -> str:
+    n = len(ranks)
+    hit = lambda k: sum(1 for r in ranks if r is not None and r <= k)  # noqa: E731
+    return f"{hit(1)}/{n} | {hit(5)}/{n} | {hit(15)}/{n}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default=",".join(SEEN + UNSEEN))
+    parser.add_argument("--candidates", default=",".join(CANDIDATES))
+    args = parser.parse_args()
+    model = MiniLM()
+    print("| set | seen? | ranking | hit@1 | hit@5 | hit@15 |\n|---|---|---|---|---|---|")
+    for name in args.sets.split(","):
+        memory, cases = load(model, name)
+        seen = "seen" if name in SEEN else "unseen"
+        first = memory.recall(cases[0][0], debug=True, limit=30)  # warm
+        del first
+        rows = {"vector only": [], "keyword only": []}
+        for label in args.candidates.split(","):
+            rows[label] = []
+        for question, expected, type in cases:
+            for label in args.candidates.split(","):
+                r = memory.recall(question, type=type, limit=30, debug=True, fusion=CANDIDATES[label])
+                rows[label].append(rank([h["fact"]["id"] for h in r["results"]], expected))
+                if label == "seed":
+                    rows["vector only"].append(rank([h["fact"]["id"] for h in r["vec"]], expected))
+                    rows["keyword only"].append(rank([h["fact"]["id"] for h in r["kw"]], expected))
+        for label, ranks in rows.items():
+            if ranks:
+                print(f"| {name} ({len(cases)}) | {seen} | {label} | {score(ranks)} |", flush=True)
+        memory.close()
+
+
+if __name__ == "__main__":
+    main()
