@@ -102,7 +102,8 @@ STATS = obj(
             name: {"type": "array", "items": {"type": "integer"}}
             for name in ("fts_without_fact", "vectors_without_fact", "facts_without_fts", "facts_without_vector")
         }),
-        "consistent": {"type": "boolean"},
+        "consistent": {"type": "boolean", "description": "no orphans, as many FTS entries and vectors as facts, "
+                       "and the vectors recall searches in memory are exactly those of the vectors table"},
     }
 )
 
@@ -117,7 +118,9 @@ def openapi_document() -> dict:
             "description": "An agent's long-term memory with hybrid recall. Every route but "
             "/health and /openapi.json needs the X-Memory-Secret header. The local service serves one "
             "memory at its root; the Cloudflare Worker serves one per name at /memories/{name}/... "
-            "(a path without the prefix is the memory called default). docs/memory-api.md is the prose.",
+            "(a path without the prefix is the memory called default). Strings must be valid Unicode: "
+            "one with a lone surrogate (an unpaired \\ud800 escape) gets 422, JSON nested too deeply 400. "
+            "docs/memory-api.md is the prose.",
         },
         "components": {
             "securitySchemes": {"secret": {"type": "apiKey", "in": "header", "name": "X-Memory-Secret"}},
@@ -148,7 +151,7 @@ def openapi_document() -> dict:
                     "summary": "Browse facts, newest first",
                     "parameters": [
                         query("type", TYPE_FILTER), query("source", {"type": "string"}),
-                        query("q", {"type": "string"}, "plain substring filter"),
+                        query("q", {"type": "string", "maxLength": 8000}, "plain substring filter, no longer than a fact"),
                         query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
                         query("cursor", {"type": "string"}, "next_cursor of the previous page"),
                     ],

@@ -67,6 +67,8 @@ async def read_json(request: Request) -> dict:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise BadRequest("request body is not valid JSON") from None
+    except RecursionError:  # the parser recurses per level: a few thousand [ is enough
+        raise BadRequest("request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")
     return data
@@ -93,7 +95,7 @@ def float_param(value, name: str, default: float, low: float, high: float) -> fl
         raise InvalidInput(f"{name} must be a number")
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a whole number past a float's range
         raise InvalidInput(f"{name} must be a number") from None
     if not low <= x <= high:  # also rejects NaN
         raise InvalidInput(f"{name} must be between {low} and {high}")
@@ -116,7 +118,9 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         raise InvalidInput("fusion must be an object")
     unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "hop", "chain"}
     if unknown:
-        raise InvalidInput(f"unknown fusion settings: {', '.join(sorted(unknown))}")
+        # backslashreplace: a name with a lone surrogate in the message would make the response fail
+        names = ", ".join(sorted(unknown)).encode("utf-8", "backslashreplace").decode()
+        raise InvalidInput(f"unknown fusion settings: {names}")
     if "preset" in raw:
         default = PRESETS[choice_param(raw["preset"], "fusion.preset", "default", tuple(PRESETS))]
     return Fusion(

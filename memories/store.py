@@ -3,6 +3,15 @@
 Every write changes the row, its FTS entry and its vector in one transaction, under one lock
 (one writer at a time, as in a Durable Object). Reads take the same lock, so none sees half a
 write. Embedding, the slow part, happens before the lock is taken.
+
+Another process may write the same file (`python -m memories import --db`, a second `serve`).
+Its rows, FTS entries and vectors are in the file, but not in this process's vector matrix. So
+every read and every write starts by asking SQLite whether anyone else has committed since we
+last looked (`PRAGMA data_version`, one cheap pragma) and, if so, reloads the matrix from the
+vectors table before using it. Reads run in one read transaction and writes check inside their
+BEGIN IMMEDIATE, so the matrix and the rows they read are always the same snapshot. Reloading
+the whole matrix is the simple, correct choice: it costs a scan of the vectors table (about 50 ms
+at 10,000 facts) only after a foreign write; the check itself is about 10 microseconds a call.
 """
 
 from __future__ import annotations
@@ -10,7 +19,8 @@ from __future__ import annotations
 import base64
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +35,7 @@ from .vectors import TYPES, VectorIndex
 MAX_TEXT = 8000
 MAX_SOURCE = 200
 MAX_QUERY = 32_000
+MAX_FILTER = MAX_TEXT  # a longer substring can match no fact
 DEFAULT_THRESHOLD = 0.97
 
 
@@ -100,10 +111,19 @@ def text_key(text: str) -> str:
     return text.strip().casefold()
 
 
+def valid_unicode(value: str, name: str) -> str:
+    """JSON's \\ud800 escape gives Python a lone surrogate, which SQLite, the model and UTF-8 refuse."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{name} contains a lone surrogate: it is not valid Unicode") from None
+    return value
+
+
 def clean_text(text: object) -> str:
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
-    text = text.strip()
+    text = valid_unicode(text, "text").strip()
     if not text:
         raise InvalidInput("text is empty")
     if len(text) > MAX_TEXT:
@@ -122,7 +142,7 @@ def clean_source(source: object) -> str:
         raise InvalidInput("source must be a string")
     if len(source) > MAX_SOURCE:
         raise TooLarge(f"source is longer than {MAX_SOURCE} characters")
-    return source.strip()
+    return valid_unicode(source, "source").strip()
 
 
 def clean_time(value: object, name: str) -> str | None:
@@ -153,9 +173,11 @@ def encode_cursor(fact: Fact) -> str:
 def decode_cursor(cursor: str) -> tuple[str, int]:
     try:
         created_at, _, fid = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        return created_at, int(fid)
+        if 1 <= int(fid) < 2**63:  # a fact id; a bigger one would overflow SQLite's integers
+            return created_at, int(fid)
     except Exception:
-        raise InvalidInput("cursor is not one this service gave out") from None
+        pass
+    raise InvalidInput("cursor is not one this service gave out")
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -182,7 +204,9 @@ class Memory:
         self.db.execute("PRAGMA busy_timeout=5000")
         migrate(self.db)
         self.vectors = VectorIndex(embedder.dims if embedder else 0)
-        self._load_vectors()
+        self._version: int | None = None  # PRAGMA data_version when the matrix was last in step
+        with self._reading():  # loads the matrix
+            pass
         # For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer.
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
@@ -196,16 +220,43 @@ class Memory:
         with self._lock:
             self.db.close()
 
-    def _load_vectors(self) -> None:
-        if not self.embedder:
+    def _sync(self) -> None:
+        """Reload the matrix if another connection has committed since we last looked (call it
+        inside a transaction, so the rows read next are the snapshot the matrix comes from)."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if version == self._version:
             return
-        rows = self.db.execute(
-            "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
-            " WHERE v.model = ? AND v.dims = ?",
-            (self.model, self.embedder.dims),
-        ).fetchall()
-        for fid, type, blob in rows:
-            self.vectors.put(fid, type, np.frombuffer(blob, dtype="<f4"))
+        if self.embedder:
+            rows = self.db.execute(
+                "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
+                " WHERE v.model = ? AND v.dims = ?",
+                (self.model, self.embedder.dims),
+            ).fetchall()
+            self.vectors = VectorIndex.of(self.embedder.dims, rows)
+        self._version = version
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """The lock, one read snapshot of the file, and the matrix in step with it."""
+        with self._lock:
+            if self.db.in_transaction:  # inside another read or a write, which has synced
+                yield
+                return
+            self.db.execute("BEGIN")
+            try:
+                self._sync()
+                yield
+            finally:
+                if self.db.in_transaction:  # (an I/O error may have ended it)
+                    self.db.execute("COMMIT")  # a read: nothing to keep or undo
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The lock and BEGIN IMMEDIATE, then the matrix in step: no other writer can commit now,
+        so dedup decides against everything in the file."""
+        with self._lock, transaction(self.db):
+            self._sync()
+            yield
 
     # -- reads -------------------------------------------------------------------------
 
@@ -213,7 +264,7 @@ class Memory:
         return Fact(*row)
 
     def get(self, fact_id: int) -> Fact:
-        with self._lock:
+        with self._reading():
             row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
         if row is None:
             raise NotFound(f"no fact with id {fact_id}")
@@ -228,7 +279,7 @@ class Memory:
         return {row[0]: self._fact(row) for row in rows}
 
     def count(self) -> int:
-        with self._lock:
+        with self._reading():
             return self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
 
     def list(
@@ -246,18 +297,22 @@ class Memory:
             args.append(clean_type(type))
         if source:
             where.append("source = ?")
-            args.append(source)
+            args.append(valid_unicode(source, "source"))
         if q:
-            escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where.append("text LIKE ? ESCAPE '\\'")
-            args.append(f"%{escaped}%")
+            if len(q) > MAX_FILTER:
+                raise InvalidInput(f"q is {len(q)} characters; the limit is {MAX_FILTER}, the longest a fact can be")
+            valid_unicode(q, "q")
+            # instr, not LIKE: nothing to escape, and the Worker's SQLite caps LIKE patterns at 50
+            # bytes. lower() folds ASCII only, as LIKE does.
+            where.append("instr(lower(text), lower(?)) > 0")
+            args.append(q)
         filters = " AND ".join(where) or "1"
         page_where, page_args = filters, list(args)
         if cursor:
             created_at, fid = decode_cursor(cursor)
             page_where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
             page_args += [created_at, created_at, fid]
-        with self._lock:
+        with self._reading():
             total = self.db.execute(f"SELECT count(*) FROM facts WHERE {filters}", args).fetchone()[0]
             rows = self.db.execute(
                 f"SELECT {FACT_COLUMNS} FROM facts WHERE {page_where} ORDER BY created_at DESC, id DESC LIMIT ?",
@@ -268,7 +323,7 @@ class Memory:
         return facts, next_cursor, total
 
     def sources(self) -> list[tuple[str, int]]:
-        with self._lock:
+        with self._reading():
             return self.db.execute("SELECT source, count(*) FROM facts GROUP BY source ORDER BY count(*) DESC").fetchall()
 
     # -- writes ------------------------------------------------------------------------
@@ -334,10 +389,10 @@ class Memory:
         with self._lock:
             added: list[tuple[int, str]] = []
             try:
-                # Near-dedup against what was stored before this batch in one matrix product;
-                # against the batch's own new facts as they are added.
-                prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
-                with transaction(self.db):
+                with self._writing():
+                    # Near-dedup against what was stored before this batch in one matrix product;
+                    # against the batch's own new facts as they are added.
+                    prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
                     for (text, type, source, created_at, updated_at, wanted_id), vector, near in zip(clean, vectors, prior):
                         dup = self._exact_duplicate(text, type) or self._near_duplicate(near, vector, type, added)
                         if dup:
@@ -378,28 +433,28 @@ class Memory:
         # Embed before taking the lock (the slow part), if the text is to change.
         vector = self._embed([text])[0] if text is not None and text != old.text else None
         with self._lock:
-            row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
-            if row is None:
-                raise NotFound(f"no fact with id {fact_id}")
-            current = self._fact(row)
-            new_text = current.text if text is None else text
-            new_type = current.type if type is None else type
-            new_source = current.source if source is None else source
-            reembed = new_text != current.text
-            if not reembed:
-                vector = self.vectors.vector(fact_id)
-            elif vector is None:  # the text changed under us since we looked
-                vector = self._embed([new_text])[0]
-            if reembed or new_type != current.type:
-                dup = self._find_duplicate(new_text, new_type, vector, exclude=fact_id)
-                if dup:
-                    existing = self._get_many([dup[0]])[dup[0]]
-                    raise Conflict(
-                        f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
-                        existing, dup[1], dup[2],
-                    )
-            updated_at = now()
-            with transaction(self.db):
+            with self._writing():  # the read, the dedup check and the write as one
+                row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"no fact with id {fact_id}")
+                current = self._fact(row)
+                new_text = current.text if text is None else text
+                new_type = current.type if type is None else type
+                new_source = current.source if source is None else source
+                reembed = new_text != current.text
+                if not reembed:
+                    vector = self.vectors.vector(fact_id)
+                elif vector is None:  # the text changed under us since we looked
+                    vector = self._embed([new_text])[0]
+                if reembed or new_type != current.type:
+                    dup = self._find_duplicate(new_text, new_type, vector, exclude=fact_id)
+                    if dup:
+                        existing = self._get_many([dup[0]])[dup[0]]
+                        raise Conflict(
+                            f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
+                            existing, dup[1], dup[2],
+                        )
+                updated_at = now()
                 self.db.execute(
                     "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
                     (new_text, text_key(new_text), new_type, new_source, updated_at, fact_id),
@@ -418,8 +473,8 @@ class Memory:
     def delete(self, fact_id: int) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed."""
         with self._lock:
-            fact = self.get(fact_id)
-            with transaction(self.db):
+            with self._writing():
+                fact = self.get(fact_id)
                 self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
                 self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
                 self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
@@ -428,16 +483,24 @@ class Memory:
 
     def reindex(self) -> dict:
         """Rebuild the FTS index and every vector from the rows (after a model change, say)."""
+        select = "SELECT id, text, type FROM facts ORDER BY id"
         with self._lock:
-            rows = self.db.execute("SELECT id, text, type FROM facts ORDER BY id").fetchall()
-            vectors = self._embed([r[1] for r in rows]) if rows else np.zeros((0, 0), np.float32)
-            with transaction(self.db):
+            with self._reading():
+                rows = self.db.execute(select).fetchall()
+            # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
+            embedded = dict(zip(((r[0], r[1]) for r in rows), self._embed([r[1] for r in rows]))) if rows else {}
+            with self._writing():
+                rows = self.db.execute(select).fetchall()  # it may have written meanwhile
+                missing = [r for r in rows if (r[0], r[1]) not in embedded]
+                if missing:
+                    embedded.update(zip(((r[0], r[1]) for r in missing), self._embed([r[1] for r in missing])))
+                vectors = [embedded[r[0], r[1]] for r in rows]
                 self.db.execute("DELETE FROM facts_fts")
                 self.db.execute("DELETE FROM vectors")
                 self.db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
                 self.db.executemany(
                     "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-                    [(r[0], self.model, vectors.shape[1], to_blob(v)) for r, v in zip(rows, vectors)],
+                    [(r[0], self.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
                 )
             self.vectors.clear()
             for (fid, _, type), v in zip(rows, vectors):
@@ -484,6 +547,7 @@ class Memory:
             raise InvalidInput("query is empty")
         if len(query) > MAX_QUERY:
             raise TooLarge(f"query is {len(query)} characters; the limit is {MAX_QUERY}")
+        valid_unicode(query, "query")
         if type is not None:
             clean_type(type)
 
@@ -501,7 +565,7 @@ class Memory:
         fusion = fusion or self.fusion
         match = fusion.match(query)
         qvec, warning = self._embed_query(query)
-        with self._lock:
+        with self._reading():
             kw, vec, fused = self._rank(query, match, qvec, type, fusion)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
@@ -599,7 +663,7 @@ class Memory:
         match = fusion.match(query)
         qvec, warning = self._embed_query(query)
         query_terms = set(self.tokens(" ".join(match_terms(match))))
-        with self._lock:
+        with self._reading():
             fact = self.get(fact_id)  # again under the lock: it may have been deleted meanwhile
             fact_terms = [r[0] for r in self.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ? ORDER BY offset", (fact_id,))]
             bm25 = kw_rank = None
@@ -649,7 +713,7 @@ class Memory:
     def duplicates(self, threshold: float = DEFAULT_THRESHOLD, type: str | None = None, limit: int = 1000) -> tuple[list[dict], int]:
         """Same-type pairs with cosine >= threshold, highest first: (pairs, total found)."""
         found: list[tuple[float, int, int]] = []
-        with self._lock:
+        with self._reading():
             for t in [clean_type(type)] if type else TYPES:
                 for ids, r0, c0, block in self.vectors.pair_blocks(t):
                     i, j = np.nonzero(block >= threshold)
@@ -662,7 +726,7 @@ class Memory:
     def nearest(self, type: str | None = None) -> list[tuple[int, float]]:
         """Every fact's cosine with its nearest same-type neighbour (for a threshold histogram)."""
         out = []
-        with self._lock:
+        with self._reading():
             for t in [clean_type(type)] if type else TYPES:
                 best = None
                 for ids, r0, c0, block in self.vectors.pair_blocks(t):
@@ -677,7 +741,7 @@ class Memory:
 
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
         self.get(fact_id)
-        with self._lock:
+        with self._reading():
             vector = self.vectors.vector(fact_id)
             if vector is None:
                 return []
@@ -693,7 +757,7 @@ class Memory:
             "facts_without_fts": "SELECT id FROM facts WHERE id NOT IN (SELECT rowid FROM facts_fts)",
             "facts_without_vector": "SELECT id FROM facts WHERE id NOT IN (SELECT fact_id FROM vectors)",
         }
-        with self._lock:
+        with self._reading():
             counts = {
                 "facts": self.db.execute("SELECT count(*) FROM facts").fetchone()[0],
                 "fts": self.db.execute("SELECT count(*) FROM facts_fts").fetchone()[0],
@@ -705,9 +769,13 @@ class Memory:
             }
             orphans = {name: [r[0] for r in self.db.execute(sql + " LIMIT 100")] for name, sql in q.items()}
             by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
+            # The matrix recall searches must hold exactly the table's vectors (none of another model).
+            table = {r[0] for r in self.db.execute("SELECT fact_id FROM vectors")}
+            in_step = not self.embedder or self.vectors.row.keys() == table
         counts["by_type"] = {t: by_type.get(t, 0) for t in TYPES}
         counts["orphans"] = orphans
-        counts["consistent"] = not any(orphans.values()) and counts["facts"] == counts["fts"] == counts["vectors"]
+        counts["consistent"] = (in_step and not any(orphans.values())
+                                and counts["facts"] == counts["fts"] == counts["vectors"])
         return counts
 
     def integrity(self) -> str:

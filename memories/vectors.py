@@ -25,6 +25,18 @@ class VectorIndex:
         self.types = np.zeros(capacity, dtype=np.int8)
         self.row: dict[int, int] = {}
 
+    @classmethod
+    def of(cls, dims: int, rows: list[tuple[int, str, bytes]]) -> VectorIndex:
+        """An index of (id, type, little-endian float32 blob) rows, built in one go."""
+        index = cls(dims, capacity=max(1024, len(rows)))
+        n = index.n = len(rows)
+        if n:
+            index.ids[:n] = [r[0] for r in rows]
+            index.types[:n] = [TYPE_CODE[r[1]] for r in rows]
+            index.matrix[:n] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(n, dims)
+            index.row = {fid: i for i, fid in enumerate(index.ids[:n].tolist())}
+        return index
+
     def __len__(self) -> int:
         return self.n
 

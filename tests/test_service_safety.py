@@ -1,4 +1,5 @@
-"""Serialised writes, crash safety and a missing model, against real service processes."""
+"""Serialised writes, crash safety, a missing model and other processes writing the same file,
+against real service processes."""
 
 import json
 import random
@@ -142,3 +143,42 @@ def test_the_service_refuses_to_start_without_a_secret(tmp_path):
     service = Service(tmp_path / "m.db", env={"MEMORY_SECRET": ""})
     with pytest.raises(RuntimeError, match="MEMORY_SECRET"):
         service.start(timeout=20)
+
+
+def test_the_service_sees_writes_to_its_file_by_an_import_and_a_second_serve(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.memory_service import ROOT
+
+    db = tmp_path / "shared.db"
+    first = Service(db).start()
+    second = None
+    try:
+        source = tmp_path / "facts.jsonl"
+        source.write_text(json.dumps({"text": "The owner prefers metric units.", "source": "import"}) + "\n")
+        subprocess.run([sys.executable, "-m", "memories", "import", str(source), "--db", str(db), "--quiet"],
+                       cwd=ROOT, check=True, stderr=subprocess.DEVNULL)
+        with first.client() as api:
+            vec = api.post("/recall", json={"query": "Which units does the owner like?", "debug": True}).json()["vec"]
+            imported = vec[0]["fact"]["id"]
+            assert vec[0]["fact"]["text"] == "The owner prefers metric units."
+            r = api.post("/facts", json={"text": "The owner prefers the metric units."})  # a rewording, cosine 0.995
+            assert r.status_code == 200 and r.json()["id"] == imported and r.json()["duplicate"]["match"] == "near"
+            assert consistent(api)["vectors_in_memory"] == 1 and api.get("/stats").json()["consistent"]
+
+        second = Service(db).start()
+        with first.client() as api, second.client() as other:
+            kept = api.post("/facts", json={"text": "Priya is the owner's sister."}).json()["id"]
+            assert other.delete(f"/facts/{imported}").status_code == 200
+            r = api.post("/recall", json={"query": "the owner's metric units and sister", "debug": True})
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert {h["fact"]["id"] for h in body["results"] + body["kw"] + body["vec"]} == {kept}
+            assert api.post("/explain", json={"query": "metric units", "id": kept}).status_code == 200
+            assert api.post("/explain", json={"query": "metric units", "id": imported}).status_code == 404
+            assert consistent(api)["facts"] == 1 and api.get("/stats").json()["consistent"]
+    finally:
+        if second:
+            second.stop()
+        first.stop()

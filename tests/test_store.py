@@ -1,5 +1,6 @@
 """The engine: writes keep row, FTS entry and vector together; dedup; recall; curation."""
 
+import base64
 import sqlite3
 import threading
 from dataclasses import replace
@@ -393,3 +394,53 @@ def test_explain_reads_while_another_process_holds_the_write_lock(fake_memory):
     finally:
         other.execute("ROLLBACK")
     assert why["matched_terms"] == ["dog"] and fake_memory.tokens("Running dogs") == ["run", "dog"]
+
+
+def test_list_filters_refuse_a_lone_surrogate_and_a_q_longer_than_any_fact(fake_memory):
+    for filters in ({"q": "x\ud800"}, {"source": "\udc00"}):
+        with pytest.raises(InvalidInput, match="lone surrogate"):
+            fake_memory.list(**filters)
+    with pytest.raises(InvalidInput, match="the limit is 8000"):
+        fake_memory.list(q="a" * 8001)
+    with pytest.raises(InvalidInput, match="cursor"):
+        fake_memory.list(cursor=base64.urlsafe_b64encode(b"2026-01-01T00:00:00.000000Z|" + b"9" * 20).decode())
+
+
+# -- another process writing the same file (a second Memory stands in for it) -------------------
+
+
+def test_a_fact_another_process_adds_is_found_by_vector_and_deduplicates(tmp_path):
+    ours, theirs = Memory(tmp_path / "m.db", HashEmbedder()), Memory(tmp_path / "m.db", HashEmbedder())
+    fid = theirs.add("The blue heron nests by the mill pond.").fact.id
+    assert [h["fact"]["id"] for h in ours.recall("heron pond", debug=True)["vec"]] == [fid]
+    reworded = ours.add("By the mill pond the blue heron nests.")  # same words: cosine 1, not an exact match
+    assert (reworded.created, reworded.fact.id, reworded.match) == (False, fid, "near")
+    stats = ours.stats()
+    assert stats["consistent"] and stats["vectors_in_memory"] == stats["vectors"] == 1
+
+
+def test_edits_and_deletes_by_another_process_never_break_recall_or_explain(tmp_path):
+    ours, theirs = Memory(tmp_path / "m.db", HashEmbedder()), Memory(tmp_path / "m.db", HashEmbedder())
+    gone = ours.add("Parcel seven waits at the depot.").fact.id
+    kept = ours.add("Parcel eight waits at the depot.").fact.id
+    theirs.delete(gone)
+    body = ours.recall("parcel depot", debug=True)
+    assert {h["fact"]["id"] for h in body["results"] + body["kw"] + body["vec"]} == {kept}
+    assert ours.explain("parcel depot", kept)["fused_rank"] == 1
+    with pytest.raises(NotFound):
+        ours.explain("parcel depot", gone)
+    assert ours.neighbours(kept) == [] and ours.duplicates(0.5) == ([], 0)
+    theirs.edit(kept, text="Crate nine sits in bay four.", type="log")
+    assert [h["fact"]["id"] for h in ours.recall("crate bay", type="log", debug=True)["vec"]] == [kept]
+    assert ours.stats()["consistent"]
+
+
+def test_stats_never_call_a_matrix_out_of_step_with_the_table_consistent(fake_memory):
+    a = fake_memory.add("Alpha fact.").fact.id
+    b = fake_memory.add("Beta fact.").fact.id
+    fake_memory.vectors.remove(a)  # as if a write were missed
+    stats = fake_memory.stats()
+    assert stats["vectors_in_memory"] == 1 and stats["vectors"] == 2 and not stats["consistent"]
+    fake_memory.vectors.put(a + b + 1, "fact", fake_memory.vectors.vector(b).copy())  # as many, but not the same ids
+    stats = fake_memory.stats()
+    assert stats["vectors_in_memory"] == stats["vectors"] == 2 and not stats["consistent"]

@@ -17,6 +17,23 @@ export function errorResponse(e: HttpError, headers: HeadersInit = {}): Response
 }
 
 export const MAX_BODY = 256 * 1024;
+// No body of the contract nests past a few levels; the Python service's parser gives up near 1000.
+const MAX_DEPTH = 64;
+
+/** How deep a JSON text's arrays and objects nest (brackets inside strings do not count). */
+function depth(json: string): number {
+  let level = 0, deepest = 0, inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") deepest = Math.max(deepest, ++level);
+    else if (c === "]" || c === "}") level--;
+  }
+  return deepest;
+}
 
 export async function readJson(request: Request): Promise<Record<string, unknown>> {
   const declared = request.headers.get("content-length");
@@ -24,11 +41,14 @@ export async function readJson(request: Request): Promise<Record<string, unknown
   const bytes = new Uint8Array(await request.arrayBuffer());
   if (bytes.length > MAX_BODY) throw tooLarge(`request body is over ${MAX_BODY} bytes`);
   let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    data = JSON.parse(text);
   } catch {
     throw badRequest("request body is not valid JSON");
   }
+  if (depth(text) > MAX_DEPTH) throw badRequest("request body is nested too deeply");
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw badRequest("request body must be a JSON object");
   return data as Record<string, unknown>;
 }
@@ -46,6 +66,7 @@ export function intParam(value: unknown, name: string, fallback: number, low: nu
 export function floatParam(value: unknown, name: string, fallback: number, low: number, high: number): number {
   if (value === undefined || value === null || value === "") return fallback;
   if (typeof value === "boolean") throw invalid(`${name} must be a number`);
+  if (typeof value === "number" && !Number.isFinite(value)) throw invalid(`${name} must be a number`);  // 1e999 parses as Infinity
   const x = typeof value === "number" ? value : typeof value === "string" ? pyFloat(value) : NaN;
   if (typeof value !== "number" && typeof value !== "string") throw invalid(`${name} must be a number`);
   if (Number.isNaN(x) && !/^\s*[+-]?nan\s*$/i.test(String(value))) throw invalid(`${name} must be a number`);
@@ -75,7 +96,7 @@ export function choiceParam<T extends string>(value: unknown, name: string, fall
 
 /** A string field that must hold text: a lone UTF-16 surrogate is not text. */
 export function wellFormed(value: string, name: string): string {
-  if (!value.isWellFormed()) throw invalid(`${name} is not valid Unicode (a lone surrogate)`);
+  if (!value.isWellFormed()) throw invalid(`${name} contains a lone surrogate: it is not valid Unicode`);
   return value;
 }
 

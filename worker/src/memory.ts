@@ -236,9 +236,13 @@ export class MemoryObject extends DurableObject<Env> {
     if (type) { where.push("type = ?"); args.push(cleanType(type)); }
     if (source) { where.push("source = ?"); args.push(wellFormed(source, "source")); }
     if (q) {
-      if (chars(wellFormed(q, "q")) > MAX_QUERY) throw tooLarge(`q is ${chars(q)} characters; the limit is ${MAX_QUERY}`);
-      where.push("text LIKE ? ESCAPE '\\'");
-      args.push(`%${q.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}%`);
+      // No fact is longer than MAX_TEXT, so no longer substring can match (and SQLite caps a LIKE pattern).
+      if (chars(q) > MAX_TEXT) throw invalid(`q is ${chars(q)} characters; the limit is ${MAX_TEXT}, the longest a fact can be`);
+      wellFormed(q, "q");
+      // instr, not LIKE: the object's SQLite caps a LIKE pattern at 50 bytes. lower() folds ASCII
+      // only, as LIKE does, so both memories match the same facts.
+      where.push("instr(lower(text), lower(?)) > 0");
+      args.push(q);
     }
     const filters = where.join(" AND ") || "1";
     let pageWhere = filters;
@@ -480,7 +484,9 @@ export class MemoryObject extends DurableObject<Env> {
     if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("fusion must be an object");
     const r = raw as Record<string, unknown>;
     const unknown = Object.keys(r).filter((k) => !["preset", ...Object.keys(DEFAULT)].includes(k)).sort();
-    if (unknown.length) throw invalid(`unknown fusion settings: ${unknown.join(", ")}`);
+    // A lone surrogate written as \\udXXX, as Python's backslashreplace writes it: the message stays valid text.
+    const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    if (unknown.length) throw invalid(`unknown fusion settings: ${escaped}`);
     const base = "preset" in r ? PRESETS[choiceParam(r.preset, "fusion.preset", "default", Object.keys(PRESETS))] : this.fusion;
     return {
       k: intParam(r.k, "fusion.k", base.k, 0, 1000),
