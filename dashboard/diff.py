@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
 
 WORD = re.compile(r"\S+|\s+")
@@ -23,20 +24,26 @@ def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, b
     return left, right
 
 
-def histogram(scores: list[float], low: float = 0.5, high: float = 1.0, bins: int = 50) -> list[dict]:
-    """Counts of nearest-neighbour cosines in equal bins from low to high (lower scores go in the first)."""
-    width = (high - low) / bins
+BIN = 0.01  # the threshold moves in steps of 0.01, so it always falls on a bin edge
+
+
+def histogram(scores: list[float], low: float = 0.5, high: float = 1.0, width: float = BIN) -> list[dict]:
+    """Counts of nearest-neighbour cosines in equal bins from low (lowered to the lowest score, to a
+    tenth, so no score is piled into the first bar) to high."""
+    if scores:
+        low = min(low, math.floor(min(scores) * 10) / 10)
+    bins = max(1, round((high - low) / width))
     counts = [0] * bins
     for s in scores:
-        i = min(bins - 1, max(0, int((s - low) / width)))
-        counts[i] += 1
-    return [{"low": low + i * width, "high": low + (i + 1) * width, "count": c} for i, c in enumerate(counts)]
+        counts[min(bins - 1, max(0, math.floor((s - low) / width + 1e-9)))] += 1
+    return [{"low": round(low + i * width, 4), "high": round(low + (i + 1) * width, 4), "count": c} for i, c in enumerate(counts)]
 
 
-def chart(bins: list[dict], threshold: float, width: int = 500, plot_h: int = 100) -> dict:
-    """SVG geometry for the histogram: one bar per bin, the threshold line, ticks every 0.1."""
+def chart(bins: list[dict], threshold: float, width: int = 1000, plot_h: int = 120) -> dict:
+    """SVG geometry for the histogram: one bar per bin (those at or above the threshold marked),
+    the threshold line, ticks every 0.1 at their true place, and the tallest bar's count on the axis."""
     low, high = bins[0]["low"], bins[-1]["high"]
-    peak = max(b["count"] for b in bins) or 1
+    tallest = max(b["count"] for b in bins) or 1
     step = width / len(bins)
 
     def x(value: float) -> float:
@@ -44,8 +51,14 @@ def chart(bins: list[dict], threshold: float, width: int = 500, plot_h: int = 10
 
     bars = []
     for i, b in enumerate(bins):
-        h = round(b["count"] / peak * plot_h, 1) if b["count"] else 0
-        bars.append({**b, "x": round(i * step, 1), "w": round(step - 1, 1), "y": round(plot_h - h, 1), "h": h,
+        h = round(b["count"] / tallest * plot_h, 1) if b["count"] else 0
+        bars.append({**b, "x": round(i * step, 1), "w": round(max(step - 1, 0.5), 1), "y": round(plot_h - h, 1), "h": h,
                      "caught": b["low"] >= threshold - 1e-9})
-    ticks = [{"x": x(low + i * 0.1) if i < 5 else width - 20, "label": f"{low + i * 0.1:.1f}"} for i in range(6)]
-    return {"bars": bars, "threshold_x": x(threshold), "plot_h": plot_h, "width": width, "height": plot_h + 16, "ticks": ticks}
+    first = math.ceil(low * 10 - 1e-9)
+    ticks = []
+    for t in range(first, 11):
+        value = t / 10
+        anchor = "start" if value <= low + 1e-9 else "end" if value >= high - 1e-9 else "middle"
+        ticks.append({"x": x(value), "label": f"{value:.1f}", "anchor": anchor})
+    return {"bars": bars, "threshold_x": x(threshold), "plot_h": plot_h, "width": width, "height": plot_h + 16,
+            "ticks": ticks, "tallest": tallest, "low": low}

@@ -9,12 +9,15 @@ A set file is JSON (see README, "Evaluation set format"):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memories.client import MemoryClient
+from memories.client import Fact, MemoryClient, MemoryServiceError
 
 MODES = ("keyword", "vector", "hybrid")
 TYPES = ("fact", "skill", "log")
+MAX_TEXT = 8000  # the contract's limit on a fact's text
+MAX_SOURCE = 200
 FUSED_DEPTH = 100  # how far down the fused list a case's rank is looked for
 
 
@@ -43,10 +46,12 @@ def parse_set(data: object) -> tuple[str, list[dict], list[dict]]:
         if not isinstance(f, dict) or not isinstance(f.get("text"), str) or not f["text"].strip():
             problems.append(f"{where} needs a non-empty \"text\"")
             continue
+        if len(f["text"].strip()) > MAX_TEXT:
+            problems.append(f"{where}.text is {len(f['text'].strip())} characters; the memory takes at most {MAX_TEXT}")
         if f.get("type", "fact") not in TYPES:
             problems.append(f"{where}.type must be one of {', '.join(TYPES)}")
-        if not isinstance(f.get("source", ""), str):
-            problems.append(f"{where}.source must be a string")
+        if not isinstance(f.get("source", ""), str) or len(f.get("source", "")) > MAX_SOURCE:
+            problems.append(f"{where}.source must be a string of at most {MAX_SOURCE} characters")
         texts.add(f["text"].strip())
     for i, c in enumerate(cases):
         where = f"cases[{i}]"
@@ -67,24 +72,41 @@ def parse_set(data: object) -> tuple[str, list[dict], list[dict]]:
     return name.strip(), facts, cases
 
 
-def load_set(client: MemoryClient, data: object) -> tuple[str, int, int]:
+def load_set(client: MemoryClient, data: object, *, added: Callable[[Fact], object] | None = None,
+             undone: Callable[[object], None] | None = None) -> tuple[str, int, int]:
     """Store a set's facts in the memory (dedup returns ids of those already there) and its cases
-    in the dashboard: (suite name, facts stored anew, cases loaded)."""
+    in the dashboard: (suite name, facts stored anew, cases loaded).
+
+    All or nothing: every fact is checked before any is stored, and if the memory refuses one
+    midway the facts this call added are deleted again before the error is raised. `added(fact)`
+    is told of each new fact (the dashboard audits it); `undone(what added returned)` of each
+    one taken back."""
     from .models import EvalCase
 
     name, facts, cases = parse_set(data)
     ids: dict[str, int] = {}
-    created = 0
-    for f in facts:
-        result = client.add(f["text"].strip(), f.get("type", "fact"), f.get("source", ""))
-        ids[f["text"].strip()] = result.fact.id
-        created += result.created
+    new: list[tuple[Fact, object]] = []
+    try:
+        for f in facts:
+            result = client.add(f["text"].strip(), f.get("type", "fact"), f.get("source", ""))
+            ids[f["text"].strip()] = result.fact.id
+            if result.created:
+                new.append((result.fact, added(result.fact) if added else None))
+    except MemoryServiceError:
+        for fact, note in reversed(new):
+            try:
+                client.delete(fact.id)
+            except MemoryServiceError:
+                continue  # still stored, so its audit entry stays true
+            if undone:
+                undone(note)
+        raise
     for c in cases:
         EvalCase.objects.update_or_create(
             suite=name, question=c["question"].strip(),
             defaults={"expected_ids": sorted({ids[e.strip()] for e in c["expected"]}), "type": c.get("type") or ""},
         )
-    return name, created, len(cases)
+    return name, len(new), len(cases)
 
 
 def metrics(ranks: list[int | None]) -> dict:

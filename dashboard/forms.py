@@ -2,6 +2,16 @@ from django import forms
 
 TYPE_CHOICES = [("fact", "fact"), ("skill", "skill"), ("log", "log")]
 MAX_TEXT = 8000  # the contract's limit; the service enforces it too
+MAX_ID = 2**63 - 1  # fact ids are SQLite integers: anything larger is the owner's typo, not the service's error
+
+
+def parse_id(value: object) -> int | None:
+    """A fact id from a form or query value, or None if it cannot be one."""
+    try:
+        n = int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return n if 1 <= n <= MAX_ID else None
 
 
 class FactForm(forms.Form):
@@ -21,7 +31,7 @@ class RecallForm(forms.Form):
     q = forms.CharField(required=False, label="Query", max_length=32000)
     type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
     limit = forms.IntegerField(min_value=1, max_value=100, initial=15, required=False)
-    pin = forms.IntegerField(min_value=1, required=False, label="Where is fact #")
+    pin = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False, label="Where is fact #")
 
 
 class DuplicateFilter(forms.Form):

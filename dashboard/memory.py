@@ -1,18 +1,26 @@
-"""The dashboard's handle on the memory service: one client per process, built from settings."""
+"""The dashboard's handle on the memory service: one client per process, built from settings.
+
+A page gets one deadline (MEMORY_TIMEOUT) for all its calls to the memory, set by the
+middleware: httpx's timeouts apply to each read, so a service that trickles a byte every
+couple of seconds would otherwise hold a page for minutes.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 
+import httpcore
+import httpx
 from django.conf import settings
 
-from memories.client import MemoryClient, MemoryServiceError
+from memories.client import MemoryClient, MemoryServiceError, TimedOut, Unreachable
 
 _lock = threading.Lock()
 _clients: dict[tuple, MemoryClient] = {}
 STATUS_TTL = 5.0  # seconds a status banner may be stale; keeps every page to one /health call at most
 _status: dict = {}
+_local = threading.local()  # this request's deadline (time.monotonic()), or None outside a request
 
 
 def client_key() -> tuple:
@@ -24,15 +32,90 @@ def memory() -> MemoryClient:
     key = client_key()
     with _lock:
         if key not in _clients:
-            _clients[key] = MemoryClient(settings.MEMORY_URL, settings.MEMORY_SECRET, timeout=_timeout())
+            _clients[key] = MemoryClient(settings.MEMORY_URL, settings.MEMORY_SECRET, timeout=_timeout(),
+                                         transport=DeadlineTransport())
         return _clients[key]
 
 
-def _timeout():
-    import httpx
-
+def _timeout() -> httpx.Timeout:
     return httpx.Timeout(settings.MEMORY_TIMEOUT, connect=min(2.0, settings.MEMORY_TIMEOUT))
 
+
+# -- one deadline per request ---------------------------------------------------------------
+
+def start_deadline(seconds: float) -> None:
+    _local.deadline = time.monotonic() + seconds
+
+
+def clear_deadline() -> None:
+    _local.deadline = None
+
+
+def _remaining() -> float | None:
+    deadline = getattr(_local, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def _bounded(timeout: float | None, error: type[Exception]) -> float | None:
+    """The per-operation timeout cut to what is left of the request's deadline."""
+    left = _remaining()
+    if left is None:
+        return timeout
+    if left <= 0:
+        raise error("the page's deadline for the memory service has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream):
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self.stream.start_tls(ssl_context, server_hostname, _bounded(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str):
+        return self.stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """Every socket read, write and connect waits at most until the request's deadline."""
+
+    def __init__(self):
+        self.backend = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        timeout = _bounded(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        timeout = _bounded(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_unix_socket(path, timeout, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self.backend.sleep(seconds)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's own transport over a connection pool whose sockets honour the deadline.
+
+    httpx takes no network backend, so the pool is swapped (`_pool` is what handle_request
+    uses; tests/test_dashboard_rough_edges.py fails if that ever changes)."""
+
+    def __init__(self):
+        super().__init__()
+        self._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), network_backend=_DeadlineBackend())
+
+
+# -- the status strip -----------------------------------------------------------------------
 
 def status(fresh: bool = False) -> dict:
     """What the banner shows: URL, reachable, fact count, model, orphans. Never raises."""
@@ -52,9 +135,24 @@ def status(fresh: bool = False) -> dict:
             orphans=sum(len(v) for v in orphans.values() if isinstance(v, list)),
         )
     except MemoryServiceError as e:
-        result["error"] = str(e)
+        result.update(error=str(e), problem=_problem(e))
     _status[key] = result
     return result
+
+
+def mark_down(error: MemoryServiceError) -> None:
+    """A call just failed: the strip says so without asking /health again in the same request."""
+    _status[settings.MEMORY_URL] = {"url": memory().base_url, "at": time.monotonic(), "reachable": False,
+                                    "error": str(error), "problem": _problem(error)}
+
+
+def _problem(error: MemoryServiceError) -> str:
+    """The strip's words for a failure."""
+    if isinstance(error, TimedOut):
+        return "too slow to answer"
+    if isinstance(error, Unreachable):
+        return "not reachable"
+    return "answering with errors"
 
 
 def forget_status() -> None:

@@ -4,13 +4,29 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.shortcuts import render
+from django.utils.cache import add_never_cache_headers
 
 from memories.client import InvalidResponse, MemoryServiceError, StatusError, TimedOut, Unauthorized, Unreachable
 
-from .memory import forget_status, memory
+from .memory import clear_deadline, mark_down, memory, start_deadline
+from .strip import with_strip
 
 log = logging.getLogger(__name__)
+
+
+class NoStoreMiddleware:
+    """The owner's memory is private: no page or export may be kept by a browser or proxy cache.
+    (Static files are answered by WhiteNoise before this runs and stay cacheable.)"""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        add_never_cache_headers(response)  # Cache-Control: max-age=0, no-cache, no-store, must-revalidate, private
+        return response
 
 
 class MemoryErrorMiddleware:
@@ -18,12 +34,17 @@ class MemoryErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.get_response(request)
+        # One deadline for every call this request makes, the status strip's probe included.
+        start_deadline(settings.MEMORY_TIMEOUT)
+        try:
+            return self.get_response(request)
+        finally:
+            clear_deadline()
 
     def process_exception(self, request, exception):
         if not isinstance(exception, MemoryServiceError):
             return None
-        forget_status()
+        mark_down(exception)  # the page below shows the strip: no second wait on /health
 
         if isinstance(exception, TimedOut):
             problem, status = "timed_out", 504
@@ -41,8 +62,21 @@ class MemoryErrorMiddleware:
         log.warning("memory service problem on %s %s: %s", request.method, request.path, exception)
         context = {"problem": problem, "url": memory().base_url, "detail": str(exception)}
         if request.htmx:
-            response = render(request, "service_down.html#problem", context, status=status)
-            response["HX-Retarget"] = "#alerts"
-            response["HX-Reswap"] = "innerHTML"
-            return response
+            return htmx_problem(request, "service_down.html#problem", context, status)
         return render(request, "service_down.html", context, status=status)
+
+
+def htmx_problem(request, template: str, context: dict, status: int):
+    """An htmx request's error goes beside what the owner acted on (a row gets a row under it,
+    anything else a note just before it), and the status strip updates out of band."""
+    target = request.htmx.target or ""
+    row = target.startswith("fact-") and target[5:].isdigit()
+    context = {**context, "row": row, "target": target}
+    response = with_strip(request, render(request, "htmx_problem.html", {**context, "template": template}, status=status))
+    if target and target.replace("-", "").replace("_", "").isalnum():
+        response["HX-Retarget"] = f"#{target}"
+        response["HX-Reswap"] = "afterend" if row else "beforebegin"
+    else:
+        response["HX-Retarget"] = "#alerts"
+        response["HX-Reswap"] = "innerHTML"
+    return response

@@ -64,3 +64,31 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.user} {self.action} #{self.fact_id}"
+
+
+class EvalRun(models.Model):
+    """One run of one set: its metrics per mode under the fusion settings the memory used, so the
+    owner can see whether a change helped."""
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    suite = models.CharField(max_length=100, db_index=True)
+    fusion = models.JSONField(default=dict, blank=True)
+    cases = models.PositiveIntegerField()
+    metrics = models.JSONField(help_text="mode -> hit1, hit5, n, mrr")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M} {self.suite}"
+
+
+class SignInFailures(models.Model):
+    """Failed sign-ins per account and per address, counted in the database so every process sees them."""
+
+    key = models.CharField(max_length=200, unique=True)  # "user:<name>" or "addr:<ip>"
+    failures = models.PositiveIntegerField(default=0)
+    started = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.failures}"

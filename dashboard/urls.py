@@ -23,6 +23,8 @@ urlpatterns = [
     path("evaluate/", evaluate.evaluation, name="evaluation"),
     path("evaluate/compare", evaluate.evaluation_compare, name="evaluation_compare"),
     path("evaluate/cases", evaluate.case_add, name="eval_case_add"),
+    path("evaluate/cases/all", evaluate.case_list, name="eval_cases"),
+    path("evaluate/cases/<int:case_id>/edit", evaluate.case_edit, name="eval_case_edit"),
     path("evaluate/cases/<int:case_id>/delete", evaluate.case_delete, name="eval_case_delete"),
     path("evaluate/import", evaluate.set_import, name="eval_import"),
 ]

@@ -29,3 +29,29 @@ function selectFact(id) {
     li.setAttribute("aria-current", "true");
   });
 }
+
+// The inline editor: Enter saves (Shift+Enter is a new line in the text), Escape cancels.
+document.addEventListener("keydown", (event) => {
+  const editor = event.target.closest && event.target.closest("form.inline-edit");
+  if (!editor) return;
+  if (event.key === "Escape") {
+    event.preventDefault();
+    editor.querySelector(".cancel").click();
+  } else if (event.key === "Enter" && event.target.tagName === "TEXTAREA" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    editor.requestSubmit();
+  }
+});
+
+// An error shown beside a row is stale once the next request goes out.
+document.addEventListener("htmx:beforeRequest", () => {
+  document.querySelectorAll(".row-problem").forEach((el) => el.remove());
+});
+
+// Near-duplicates: the slider's value shows as it moves (htmx fetches the pairs after a pause).
+document.addEventListener("input", (event) => {
+  if (event.target.id === "id_threshold") {
+    const out = document.getElementById("threshold-value");
+    if (out) out.value = Number(event.target.value).toFixed(2);
+  }
+});

@@ -190,6 +190,8 @@ def test_recall_quality_import_run_and_compare(signed_in: Page, live_server):
     page.get_by_label("Set file (JSON: name, facts, cases)").set_input_files(
         str(Path(__file__).resolve().parent.parent / "dashboard" / "evalsets" / "personal.json"))
     page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("heading", name="Import set “personal”?")).to_be_visible()  # asked first
+    page.get_by_role("button", name=re.compile(r"^Import \d+ facts")).click()
     expect(page.locator("#alerts")).to_contain_text("Imported set “personal”: 29 cases")
     page.get_by_label("personal (29)").check()
     page.get_by_role("button", name="Run").click()
@@ -200,3 +202,52 @@ def test_recall_quality_import_run_and_compare(signed_in: Page, live_server):
     page.goto(live_server.url + "/evaluate/compare?run=1&suite=personal&a=seed&b=default")
     expect(page.locator("#compare-personal .better-title")).not_to_have_text("Better under B (0)")
     shot(page, "recall-quality-compare")
+
+
+def test_enter_saves_the_inline_edit_and_escape_cancels_it(signed_in: Page):
+    page = signed_in
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    add_fact(page, "Mia likes tea.")
+    fid = fact_id_from_result(page)
+    page.reload()
+    page.locator(f"#fact-{fid} input[type=checkbox]").check()  # a ticked row must not turn Enter into a bulk delete
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Edit").click()
+    text = page.locator(f"#edit-text-{fid}")
+    text.fill("Mia likes green tea.")
+    text.press("Enter")
+    expect(page.locator(f"#fact-{fid} td.text")).to_have_text("Mia likes green tea.")
+    expect(page.get_by_role("heading", name=re.compile("Delete"))).to_have_count(0)
+
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Edit").click()
+    page.locator(f"#edit-source-{fid}").fill("typo")
+    page.locator(f"#edit-source-{fid}").press("Enter")  # Enter in a one-line field saves too
+    expect(page.locator(f"#fact-{fid}")).to_contain_text("typo")
+
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Edit").click()
+    page.locator(f"#edit-text-{fid}").fill("Something else entirely.")
+    page.locator(f"#edit-text-{fid}").press("Escape")
+    expect(page.locator(f"#fact-{fid} td.text")).to_have_text("Mia likes green tea.")
+    page.reload()
+    expect(page.locator(f"#fact-{fid} td.text")).to_have_text("Mia likes green tea.")
+    assert not [e for e in errors if "Content Security Policy" in e], errors  # no inline style from htmx swaps
+
+
+def test_long_unbroken_text_never_widens_the_page(signed_in: Page, live_server):
+    page = signed_in
+    add_fact(page, "https://example.org/" + "x" * 7980)
+    fid = fact_id_from_result(page)
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        for path in ("/", "/audit/"):
+            page.goto(live_server.url + path)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (path, width)
+    page.goto(live_server.url + "/")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Delete").click()
+    expect(page.locator(f"#fact-{fid}")).to_contain_text("deleted.")
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(live_server.url + "/trash/")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, ("/trash/", width)
+    shot(page, "trash-long-text-1280")

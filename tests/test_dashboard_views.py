@@ -47,14 +47,26 @@ def test_a_service_answering_garbage_gets_a_plain_page(owner_client, mock_memory
     assert says in response.content.decode()
 
 
-def test_an_htmx_request_gets_the_problem_in_the_alerts_area(owner_client, mock_memory):
+def test_an_htmx_request_gets_the_problem_beside_what_it_swaps_and_the_strip_turns_red(owner_client, mock_memory):
     def handler(request):
         raise httpx.ConnectError("refused")
 
     mock_memory(handler)
     response = owner_client.get(reverse("facts"), {"q": "x"}, headers={"HX-Request": "true", "HX-Target": "fact-list"})
+    assert response.status_code == 503
+    assert (response["HX-Retarget"], response["HX-Reswap"]) == ("#fact-list", "beforebegin")
+    html = response.content.decode()
+    assert "<html" not in html and "not reachable" in html
+    assert 'id="service-status"' in html and 'hx-swap-oob="true"' in html and "status down" in html
+
+
+def test_an_htmx_request_without_a_target_gets_the_problem_in_the_alerts_area(owner_client, mock_memory):
+    def handler(request):
+        raise httpx.ConnectError("refused")
+
+    mock_memory(handler)
+    response = owner_client.get(reverse("facts"), {"q": "x"}, headers={"HX-Request": "true"})
     assert response.status_code == 503 and response["HX-Retarget"] == "#alerts"
-    assert "<html" not in response.content.decode() and "not reachable" in response.content.decode()
 
 
 def test_the_status_banner_shows_url_count_and_model_not_the_secret(owner_client, mock_memory):

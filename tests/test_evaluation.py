@@ -126,7 +126,9 @@ def test_the_pages_run_compare_and_import(owner_client, live_memory):
     from dashboard.models import EvalCase
 
     with (SETS / "lookalikes.json").open("rb") as f:
-        response = owner_client.post(reverse("eval_import"), {"file": f}, follow=True)
+        asked = owner_client.post(reverse("eval_import"), {"file": f})
+    assert "will be written into the live memory" in asked.content.decode() and not EvalCase.objects.exists()
+    response = owner_client.post(reverse("eval_import"), {"confirm": "yes"}, follow=True)
     assert "Imported set “lookalikes”: 100 cases" in response.content.decode()
 
     page = owner_client.get(reverse("evaluation"), {"run": 1, "suite": "lookalikes"}).content.decode()
@@ -144,8 +146,8 @@ def test_the_pages_run_compare_and_import(owner_client, live_memory):
 
     broken = io.BytesIO(b'{"name": "x", "facts": [], "cases": []}')
     broken.name = "broken.json"
-    response = owner_client.post(reverse("eval_import"), {"file": broken}, follow=True)
-    assert "broken.json is not of the set format" in response.content.decode()
+    response = owner_client.post(reverse("eval_import"), {"file": broken})
+    assert response.status_code == 400 and "broken.json is not of the set format" in response.content.decode()
 
     case = EvalCase.objects.filter(suite="lookalikes").first()
     owner_client.post(reverse("eval_case_add"), {"question": "Who is Priya?", "expected": case.expected_ids[0]})

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
 
 from memories.client import BadRequest, Conflict, NotFound
 
 from .. import audit
 from ..diff import chart, histogram, word_diff
-from ..forms import DuplicateFilter
+from ..forms import DuplicateFilter, parse_id
 from ..memory import forget_status, memory
 from ..models import DismissedPair
+from ..problems import owner_mistake
 
 BINS_LOW = 0.5
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 def duplicate_list(request: HttpRequest) -> HttpResponse:
     form = DuplicateFilter(request.GET)
     form.is_valid()
@@ -33,28 +36,29 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text)} for p in shown]
 
     context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
-               "query": request.GET.urlencode()}
+               "query": request.GET.urlencode(), "dismissed": DismissedPair.objects.order_by("-created_at")[:200]}
     try:
         nearest = client.nearest(type)
     except NotFound:
         nearest = None  # a memory without this extension of the contract: no histogram
     if nearest is not None:
         bins = histogram(nearest, low=BINS_LOW)
-        context.update(chart=chart(bins, threshold), peak=max(b["count"] for b in bins), nearest_count=len(nearest),
-                       caught=sum(1 for s in nearest if s >= threshold))
-    return render(request, "duplicates.html", context)
+        context.update(chart=chart(bins, threshold), nearest_count=len(nearest),
+                       caught=sum(1 for s in nearest if s >= threshold - 1e-9))
+    return render(request, "duplicates.html#results" if request.htmx else "duplicates.html", context)
 
 
 @require_POST
 def duplicate_resolve(request: HttpRequest) -> HttpResponse:
     """keep_a / keep_b delete the other; merge saves new text on the kept one and deletes the other;
     not_duplicate remembers the pair so it is never shown again."""
-    try:
-        a, b = int(request.POST["a"]), int(request.POST["b"])
-    except (KeyError, ValueError):
-        return HttpResponseBadRequest("A pair needs two fact ids.")
-    action = request.POST.get("action")
+    a, b = parse_id(request.POST.get("a")), parse_id(request.POST.get("b"))
     back = request.POST.get("next") or ""
+    if a is None or b is None or a == b:
+        return owner_mistake(request, "That is not a pair of facts",
+                             "A pair needs two different fact ids, whole numbers from 1 to 2^63 − 1.",
+                             back=_back(back), back_label="Back to the near-duplicates")
+    action = request.POST.get("action")
     client = memory()
     try:
         if action == "keep_a":
@@ -89,9 +93,15 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
         elif action == "not_duplicate":
             DismissedPair.dismiss(a, b)
             audit.record(request, "not_duplicate", a, note=f"#{a} and #{b} are not duplicates")
-            messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again.")
+            messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again "
+                                      "(“Marked not a duplicate” below undoes it).")
+        elif action == "undo_not_duplicate":
+            low, high = DismissedPair.key(a, b)
+            DismissedPair.objects.filter(low_id=low, high_id=high).delete()
+            audit.record(request, "not_duplicate", a, note=f"undone: #{a} and #{b} may be duplicates again")
+            messages.success(request, f"#{a} and #{b} are shown as a pair again if they are close enough.")
         else:
-            return HttpResponseBadRequest("Unknown action.")
+            return owner_mistake(request, "Unknown action", "Choose keep, merge or not a duplicate.", back=_back(back))
     except NotFound:
         messages.warning(request, "One of those facts is already gone.")
     forget_status()

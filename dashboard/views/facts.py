@@ -12,17 +12,26 @@ from django.views.decorators.vary import vary_on_headers
 from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
 
 from .. import audit
-from ..forms import FactFilter, FactForm
+from ..forms import MAX_ID, FactFilter, FactForm
 from ..memory import forget_status, memory
+from ..models import AuditEntry
+from ..problems import owner_mistake
+from ..strip import with_count, with_strip
 
 PAGE_SIZE = 50
 BULK_LIMIT = 200
 
 
 def get_fact_or_404(fact_id: int):
+    if fact_id > MAX_ID:
+        raise Http404(f"There is no fact #{fact_id}: ids go up to {MAX_ID}.")
     try:
         return memory().get(fact_id)
     except NotFound:
+        deleted = AuditEntry.objects.filter(action="delete", fact_id=fact_id, undone_at__isnull=True).first()
+        if deleted:
+            raise Http404(f"Fact #{fact_id} was deleted on {deleted.at:%Y-%m-%d %H:%M} by {deleted.user or 'someone'}"
+                          f"{f' ({deleted.note})' if deleted.note else ''}. It is in the trash, where Undo puts it back.") from None
         raise Http404(f"There is no fact #{fact_id} in the memory.") from None
 
 
@@ -32,8 +41,15 @@ def fact_list(request: HttpRequest) -> HttpResponse:
     filters = FactFilter(request.GET)
     filters.is_valid()
     f = filters.cleaned_data
-    page = memory().list_facts(type=f.get("type") or None, source=f.get("source") or None, q=f.get("q") or None,
-                               limit=PAGE_SIZE, cursor=f.get("cursor") or None)
+    try:
+        page = memory().list_facts(type=f.get("type") or None, source=f.get("source") or None, q=f.get("q") or None,
+                                   limit=PAGE_SIZE, cursor=f.get("cursor") or None)
+    except BadRequest as e:
+        # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
+        return owner_mistake(request, "That page of facts does not exist",
+                             f"The address asks for something the memory cannot list ({e.message}). "
+                             "Page links carry a cursor; one edited by hand or from an older memory no longer works.",
+                             back=reverse("facts"), back_label="The newest facts")
     context = {"filters": filters, "page": page, "form": FactForm(), "query": request.GET.urlencode()}
     if request.htmx and request.htmx.target == "fact-list":
         return render(request, "facts/list.html#fact-list", context)
@@ -64,7 +80,8 @@ def fact_add(request: HttpRequest) -> HttpResponse:
             messages.warning(request, f"Already stored as fact #{result.fact.id} ({result.match} match).")
             return redirect("fact_detail", fact_id=result.fact.id)
     context = {"form": form, "result": result}
-    return render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
+    response = render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
+    return with_strip(request, with_count(request, response) if result is not None and result.created else response)
 
 
 @require_GET
@@ -96,15 +113,15 @@ def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
                 fact = memory().edit(fact_id, **form.cleaned_data)
                 audit.record(request, "edit", fact_id, before=before, after=fact)
             except Conflict as e:
-                conflict = e.existing
-                form.add_error("text", f"This would duplicate fact #{conflict.id if conflict else '?'}: {e.message}")
+                conflict = e.existing  # the template names it once, with a link
+                form.add_error("text", e.message if conflict is None else "duplicate")
             except BadRequest as e:
                 form.add_error("text", e.message)
             except ServiceUnavailable as e:
                 form.add_error(None, f"The memory cannot re-embed this fact right now: {e.message}")
             else:
                 if request.htmx:
-                    return render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})
+                    return with_strip(request, render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True}))
                 messages.success(request, f"Saved fact #{fact.id}.")
                 return redirect("fact_detail", fact_id=fact.id)
         status = 409 if conflict else 422
@@ -125,7 +142,7 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     entry = audit.delete(request, memory(), fact_id, fact=fact)
     forget_status()
     if request.htmx:
-        return render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})
+        return with_strip(request, with_count(request, render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})))
     messages.success(request, f"Deleted fact #{fact_id}. It is in the trash if you want it back.")
     return redirect("facts")
 

@@ -16,6 +16,7 @@ from memories.client import Conflict
 from .. import audit
 from ..memory import forget_status, memory
 from ..models import AuditEntry
+from ..strip import with_count, with_strip
 
 EXPORT_PAGE = 100
 
@@ -40,7 +41,7 @@ def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
         return redirect("trash")
     forget_status()
     if request.htmx:
-        return render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})
+        return with_strip(request, with_count(request, render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})))
     if restored:
         messages.success(request, f"Put fact #{fact.id} back, with its keyword entry and vector.")
     else:

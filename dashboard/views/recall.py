@@ -32,12 +32,12 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         if pin:
             try:
                 context["explain"] = client.explain(q, pin, type=type)
-            except NotFound:
+            except (NotFound, BadRequest):  # a memory may refuse an id it could never hold rather than miss it
                 context["pin_missing"] = True
             else:
                 fused_ids = [h.fact.id for h in result.results]
                 context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
-    return render(request, "recall.html", context)
+    return render(request, "recall.html", context, status=400 if form.is_bound and form.errors else 200)
 
 
 def contributions(hit, fusion: dict) -> dict:
