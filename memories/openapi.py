@@ -81,7 +81,8 @@ HIT = obj({
 RECALL = obj(
     {
         "results": {"type": "array", "items": HIT},
-        "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
+        "mode": {"type": "string", "enum": ["hybrid", "keyword", "vector", "keyword-only"],
+                 "description": "the mode asked for, or keyword-only when it needed the model and the model failed"},
         "warning": {"type": "string"},
         "kw": {"type": "array", "items": obj({
             "fact": FACT, "rank": {"type": "integer"}, "bm25": {"type": "number"},
@@ -90,6 +91,7 @@ RECALL = obj(
         "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
         "match": {"type": "string"},
         "fusion": FUSION,
+        "timing": obj({"rank_ms": {"type": "number", "description": "ranking and reading the rows, without the embedding"}}),
     },
     required=["results", "mode"],
 )
@@ -216,6 +218,8 @@ def openapi_document() -> dict:
                     "query": {"type": "string", "minLength": 1, "maxLength": 32000}, "type": TYPE,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 15},
                     "debug": {"type": "boolean", "default": False}, "fusion": FUSION,
+                    "mode": {"type": "string", "enum": ["hybrid", "keyword", "vector"], "default": "hybrid",
+                             "description": "hybrid fuses the keyword and vector lists; keyword and vector answer from one"},
                 }, required=["query"])),
                 "responses": {**ok(RECALL), **errors("400", "401", "413", "422")},
             }},

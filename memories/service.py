@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
-from .store import AddResult, Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
+from .store import MODES, AddResult, Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +277,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             int_param(data.get("limit"), "limit", 15, 1, MAX_LIMIT),
             debug,
             fusion_param(data, memory.fusion),
+            choice_param(data.get("mode"), "mode", "hybrid", MODES),
         )
         return JSONResponse(result)
 

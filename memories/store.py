@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ import numpy as np
 
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
+from .dedup import distinct
 from .recall import DEFAULT, Fused, Fusion, fuse, names, owned, quote, terms, via
 from .vectors import TYPES, VectorIndex
 
@@ -37,6 +39,8 @@ MAX_SOURCE = 200
 MAX_QUERY = 32_000
 MAX_FILTER = MAX_TEXT  # a longer substring can match no fact
 DEFAULT_THRESHOLD = 0.97
+NEAR_CANDIDATES = 10  # same-type neighbours over the threshold that dedup looks at
+MODES = ("hybrid", "keyword", "vector")  # hybrid fuses both lists; the others answer from one
 
 
 class StoreError(Exception):
@@ -344,20 +348,14 @@ class Memory:
         return (row[0], "exact", 1.0) if row else None
 
     def _near_duplicate(
-        self, prior: tuple[int, float] | None, vector: np.ndarray, type: str, batch: list[tuple[int, str]]
+        self, text: str, type: str, vector: np.ndarray, exclude: int | None = None
     ) -> tuple[int, str, float] | None:
-        """The nearest same-type fact at or above the threshold: `prior` (found before the batch)
-        or one of the batch's facts added so far."""
-        best = prior
-        same = [fid for fid, t in batch if t == type]
-        if same:
-            sims = np.stack([self.vectors.vector(fid) for fid in same]) @ vector
-            j = int(sims.argmax())
-            if best is None or sims[j] > best[1]:
-                best = (same[j], float(sims[j]))
-        if best and best[1] >= self.threshold:
-            return best[0], "near", best[1]
-        return None
+        """The first of the nearest same-type facts at or above the threshold that says the same
+        thing: one that differs in a number, date, name or negation is another fact (dedup.py)."""
+        near = [(fid, s) for fid, s in self.vectors.search(vector, type, k=NEAR_CANDIDATES, exclude=exclude)
+                if s >= self.threshold]
+        facts = self._get_many(fid for fid, _ in near)
+        return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
 
     def _find_duplicate(
         self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
@@ -366,10 +364,7 @@ class Memory:
         exact = self._exact_duplicate(text, type, exclude)
         if exact or vector is None:
             return exact
-        nearest = self.vectors.search(vector, type, k=1, exclude=exclude)
-        if nearest and nearest[0][1] >= self.threshold:
-            return nearest[0][0], "near", nearest[0][1]
-        return None
+        return self._near_duplicate(text, type, vector, exclude)
 
     def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
         """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
@@ -394,7 +389,10 @@ class Memory:
                     # against the batch's own new facts as they are added.
                     prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
                     for (text, type, source, created_at, updated_at, wanted_id), vector, near in zip(clean, vectors, prior):
-                        dup = self._exact_duplicate(text, type) or self._near_duplicate(near, vector, type, added)
+                        # The batch's one matrix product found each fact's nearest; only a fact near
+                        # something (or with same-type facts earlier in the batch) needs a closer look.
+                        close = (near and near[1] >= self.threshold) or any(t == type for _, t in added)
+                        dup = self._exact_duplicate(text, type) or (self._near_duplicate(text, type, vector) if close else None)
                         if dup:
                             existing = self._get_many([dup[0]])[dup[0]]
                             results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
@@ -551,22 +549,30 @@ class Memory:
         if type is not None:
             clean_type(type)
 
-    def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion):
+    def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion, mode: str = "hybrid"):
         """The keyword list, the vector list and every fused hit, best first (call it under the lock)."""
-        kw = self._keyword(match, type, fusion.depth)
-        vec = self.vectors.search(qvec, type, fusion.depth) if qvec is not None and len(self.vectors) else []
+        kw = self._keyword(match, type, fusion.depth) if mode != "vector" else []
+        vec = self.vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(self.vectors) else []
         fused = fuse([(fid, -score) for fid, score in kw], vec, fusion)
-        if fusion.hop and fused:
+        if mode == "hybrid" and fusion.hop and fused:
             self._hop(fused, query, type, fusion)
         return kw, vec, fused
 
-    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False, fusion: Fusion | None = None) -> dict:
+    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
+               fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
+        """Hybrid recall, or `mode` "keyword" / "vector" for one list alone. A mode that needs the
+        model when it is down answers by keyword and says so (mode "keyword-only", a warning)."""
         self._check_query(query, type)
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
         fusion = fusion or self.fusion
-        match = fusion.match(query)
-        qvec, warning = self._embed_query(query)
+        qvec, warning = self._embed_query(query) if mode != "keyword" else (None, None)
+        if qvec is None and mode != "keyword":
+            mode = "keyword"
+        match = fusion.match(query) if mode != "vector" else ""
         with self._reading():
-            kw, vec, fused = self._rank(query, match, qvec, type, fusion)
+            started = time.perf_counter()
+            kw, vec, fused = self._rank(query, match, qvec, type, fusion, mode)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
@@ -574,6 +580,7 @@ class Memory:
                 marked = dict(self._matching(match, [fid for fid, _ in kw], "rowid, highlight(facts_fts, 0, char(2), char(3))"))
             # Under the same lock as the ranking: a delete in between would leave a ranked id with no row.
             facts = self._get_many(wanted)
+            rank_ms = (time.perf_counter() - started) * 1000
         bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
@@ -590,7 +597,7 @@ class Memory:
                 }
                 for h in fused
             ],
-            "mode": "hybrid" if qvec is not None else "keyword-only",
+            "mode": "keyword-only" if warning else mode,
         }
         if warning:
             out["warning"] = warning
@@ -602,6 +609,7 @@ class Memory:
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
             out["fusion"] = asdict(fusion)
+            out["timing"] = {"rank_ms": rank_ms}  # ranking and reading the rows, not the embedding
         return out
 
     def _hop(self, fused: list[Fused], query: str, type: str | None, fusion: Fusion) -> None:

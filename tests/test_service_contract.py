@@ -296,3 +296,33 @@ def test_import_and_export_through_the_url_keep_ids_and_times(service, tmp_path)
     assert all(exported[f["id"]] == f for f in facts)
     again = run("import", str(src), "--quiet")  # ids now taken, texts the same: all duplicates
     assert again.returncode == 0 and "imported 0 facts" in again.stderr and "130 were already there" in again.stderr
+
+
+def test_recall_modes_answer_from_one_list_or_both(api):
+    fid = add(api, "The owner's gym locker is number 88.")["id"]
+    keyword = api.post("/recall", json={"query": "gym locker", "mode": "keyword", "debug": True}).json()
+    assert keyword["mode"] == "keyword" and keyword["vec"] == [] and {h["via"] for h in keyword["results"]} == {"kw"}
+    assert keyword["results"][0]["fact"]["id"] == fid
+    vector = api.post("/recall", json={"query": "where do I keep my gym things", "mode": "vector", "debug": True}).json()
+    assert vector["mode"] == "vector" and vector["kw"] == [] and {h["via"] for h in vector["results"]} == {"vec"}
+    assert vector["match"] == "" and fid in [h["fact"]["id"] for h in vector["results"]]
+    hybrid = api.post("/recall", json={"query": "gym locker", "debug": True}).json()
+    assert hybrid["mode"] == "hybrid" and hybrid["timing"]["rank_ms"] >= 0
+    assert_error(api.post("/recall", json={"query": "x", "mode": "psychic"}), 422)
+
+
+def test_dedup_never_merges_look_alikes_and_still_merges_rewordings(api):
+    import json
+    from pathlib import Path
+
+    pairs = json.loads((Path(__file__).resolve().parent.parent / "memories" / "data" / "dedup_pairs.json").read_text())
+    merged = []
+    for a, b in pairs["distinct"]:
+        first = add(api, a, source="dedup-distinct")
+        second = add(api, b, source="dedup-distinct")
+        if not second["created"] and second["id"] == first["id"]:
+            merged.append((a, b))
+    assert merged == []
+    same = add(api, "The owner drinks green tea every morning.")
+    again = add(api, "The owner drinks the green tea every morning.")
+    assert again["created"] is False and again["id"] == same["id"] and again["duplicate"]["match"] == "near"

@@ -1,0 +1,126 @@
+"""The agent's door: `python -m memories mcp` as a real subprocess, driven over stdio by the MCP
+SDK's own client, against both memories (the local service and a Worker's Durable Object)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.memory_service import ROOT
+
+pytestmark = pytest.mark.slow
+TOOLS = {"memory_save", "memory_search", "memory_get", "memory_update", "memory_delete", "memory_stats"}
+
+
+@pytest.fixture(scope="module")
+def service(either_service):
+    return either_service
+
+
+def session(service, **env):
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memories", "mcp"], cwd=str(ROOT),
+        env={**os.environ, "MEMORY_URL": service.url, "MEMORY_SECRET": service.secret, "PYTHONPATH": str(ROOT), **env},
+    )
+    return Client(params)
+
+
+def run(service, steps, **env):
+    """Run `steps(client)` in one MCP session and return what it returns."""
+    async def main():
+        async with session(service, **env) as client:
+            return await steps(client)
+
+    return anyio.run(main)
+
+
+def data(result) -> dict:
+    assert not result.is_error, result.content
+    return result.structured_content if isinstance(result.structured_content, dict) else json.loads(result.content[0].text)
+
+
+def error_text(result) -> str:
+    assert result.is_error
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_the_tools_are_listed_with_schemas_and_descriptions(service):
+    async def steps(client):
+        return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in run(service, steps)}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert len(tool.description) > 30 and tool.input_schema["type"] == "object"
+    search = tools["memory_search"].input_schema["properties"]
+    assert set(search["mode"]["enum"]) == {"hybrid", "keyword", "vector"} and search["limit"]["maximum"] == 100
+    assert tools["memory_save"].input_schema["required"] == ["text"]
+    assert tools["memory_delete"].annotations.destructive_hint is True
+
+
+def test_save_find_update_and_delete_through_mcp(service):
+    async def steps(client):
+        saved = data(await client.call_tool("memory_save", {"text": "The owner's bike lock code is 2718.", "source": "chat"}))
+        again = data(await client.call_tool("memory_save", {"text": "the owner's BIKE lock code is 2718."}))
+        found = {mode: data(await client.call_tool("memory_search", {"query": "bike lock code", "mode": mode, "limit": 5}))
+                 for mode in ("hybrid", "keyword", "vector")}
+        got = data(await client.call_tool("memory_get", {"id": saved["id"]}))
+        updated = data(await client.call_tool("memory_update", {"id": saved["id"], "text": "The owner's bike lock code is 3141."}))
+        stats = data(await client.call_tool("memory_stats", {}))
+        deleted = data(await client.call_tool("memory_delete", {"id": saved["id"]}))
+        gone = await client.call_tool("memory_get", {"id": saved["id"]})
+        return saved, again, found, got, updated, stats, deleted, gone
+
+    saved, again, found, got, updated, stats, deleted, gone = run(service, steps)
+    assert saved["created"] is True and saved["fact"]["source"] == "chat"
+    assert again["created"] is False and again["id"] == saved["id"]
+    assert again["duplicate"]["match"] == "exact" and str(saved["id"]) in again["duplicate"]["why"]
+    assert found["hybrid"]["mode"] == "hybrid" and found["hybrid"]["hits"][0]["fact"]["id"] == saved["id"]
+    assert found["hybrid"]["hits"][0]["via"] == "both"
+    assert found["keyword"]["mode"] == "keyword" and {h["via"] for h in found["keyword"]["hits"]} == {"kw"}
+    assert found["vector"]["mode"] == "vector" and {h["via"] for h in found["vector"]["hits"]} == {"vec"}
+    assert got["text"] == "The owner's bike lock code is 2718."
+    assert updated["text"].endswith("3141.") and stats["facts"] >= 1 and stats["consistent"] is True
+    assert deleted["deleted"] == saved["id"]
+    assert "not_found" in error_text(gone)
+
+
+def test_bad_calls_come_back_as_tool_errors_with_the_contracts_message(service):
+    async def steps(client):
+        return [
+            await client.call_tool("memory_save", {"text": ""}),
+            await client.call_tool("memory_save", {"text": "x", "type": "opinion"}),
+            await client.call_tool("memory_search", {"query": "x", "mode": "psychic"}),
+            await client.call_tool("memory_update", {"id": 1}),
+            await client.call_tool("memory_delete", {"id": 10**9}),
+            await client.call_tool("memory_get", {}),
+        ]
+
+    empty, bad_type, bad_mode, nothing, unknown, missing = run(service, steps)
+    assert all(r.is_error for r in (empty, bad_type, bad_mode, missing))
+    assert "nothing to change" in error_text(nothing)
+    assert "not_found" in error_text(unknown) and "no fact with id" in error_text(unknown)
+
+
+def test_a_duplicate_edit_names_the_other_fact(service):
+    async def steps(client):
+        a = data(await client.call_tool("memory_save", {"text": "Ilse plays the cello."}))
+        b = data(await client.call_tool("memory_save", {"text": "Ilse plays the oboe."}))
+        return a, await client.call_tool("memory_update", {"id": b["id"], "text": "ilse plays the CELLO."})
+
+    a, r = run(service, steps)
+    assert "duplicate" in error_text(r) and str(a["id"]) in error_text(r)
+
+
+def test_a_memory_that_is_down_is_a_tool_error_not_a_crash(service):
+    async def steps(client):
+        return await client.call_tool("memory_search", {"query": "anything"})
+
+    r = run(service, steps, MEMORY_URL="http://127.0.0.1:9")
+    assert "cannot reach the memory service" in error_text(r)
