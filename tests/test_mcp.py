@@ -124,3 +124,25 @@ def test_a_memory_that_is_down_is_a_tool_error_not_a_crash(service):
 
     r = run(service, steps, MEMORY_URL="http://127.0.0.1:9")
     assert "cannot reach the memory service" in error_text(r)
+
+
+def test_the_readme_snippet_starts_a_server_an_agent_host_can_use(service):
+    """The configuration the README gives an agent host, as a host would run it."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"<!-- mcp-config -->\s*```json\n(.*?)```", readme, re.S).group(1)
+    config = json.loads(snippet)["mcpServers"]["memory"]
+    assert config["args"] == ["-m", "memories", "mcp"]
+    command = config["command"].replace("/path/to/memory-desk/.venv/bin/python", sys.executable)
+    env = {**config["env"], "MEMORY_URL": service.url, "MEMORY_SECRET": service.secret}
+    params = StdioServerParameters(command=command, args=config["args"], cwd=str(ROOT), env={**os.environ, **env})
+
+    async def main():
+        async with Client(params) as client:
+            saved = data(await client.call_tool("memory_save", {"text": "The owner's README test fact: kiwis."}))
+            found = data(await client.call_tool("memory_search", {"query": "kiwis"}))
+            return saved, found
+
+    saved, found = anyio.run(main)
+    assert saved["created"] and found["hits"][0]["fact"]["id"] == saved["id"]
