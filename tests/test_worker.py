@@ -99,4 +99,4 @@ def test_a_worker_without_a_secret_serves_only_health(tmp_path):
 
 def test_worker_host_needs_its_node_modules():
     assert (Path(__file__).resolve().parent.parent / "worker" / "node_modules" / ".bin" / "wrangler").exists(), \
-        "worker/node_modules is missing: make install runs npm ci in worker/"
+        "worker/node_modules is missing: make install runs npm install in worker/"
