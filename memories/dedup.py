@@ -48,7 +48,7 @@ def numbers(tokens: list[str]) -> list[str]:
     for t in tokens:
         digits = re.sub(r"[^0-9]", "", t)
         if digits:
-            out.append(str(int(digits)))  # "02" and "2" are one hour
+            out.append(digits.lstrip("0") or "0")  # "02" and "2" are one hour; no int(): 4,300 digits is its limit
         elif t in NUMBER_WORDS:
             out.append(t)
     return out

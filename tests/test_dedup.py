@@ -21,6 +21,7 @@ from memories.dedup import distinct
     ("Priya is the owner's sister.", "Lena is the owner's sister.", "name"),
     ("Priya is the owner's sister.", "The owner's sister is Priya.", None),  # the same name, moved
     ("The owner likes black coffee.", "The owner likes the black coffee.", None),
+    ("0" * 8000, "0" * 7999 + "1", "number"),  # past int()'s 4,300-digit limit: a fuzzed edit once 500ed here
 ])
 def test_distinct_says_why_or_nothing(a, b, reason):
     got = distinct(a, b)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import pytest
@@ -31,13 +32,20 @@ def session(service, **env):
     return Client(params)
 
 
+def in_thread(main):
+    """anyio.run in a thread of its own: the browser tests' Playwright keeps an event loop
+    running in the main thread for the whole session."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, main).result()
+
+
 def run(service, steps, **env):
     """Run `steps(client)` in one MCP session and return what it returns."""
     async def main():
         async with session(service, **env) as client:
             return await steps(client)
 
-    return anyio.run(main)
+    return in_thread(main)
 
 
 def data(result) -> dict:
@@ -144,5 +152,5 @@ def test_the_readme_snippet_starts_a_server_an_agent_host_can_use(service):
             found = data(await client.call_tool("memory_search", {"query": "kiwis"}))
             return saved, found
 
-    saved, found = anyio.run(main)
+    saved, found = in_thread(main)
     assert saved["created"] and found["hits"][0]["fact"]["id"] == saved["id"]

@@ -34,6 +34,7 @@ EDGE_PAIRS = [
     ("Call Jo at 02:00.", "Call Jo at 2:00."), ("It costs 12345678901234567890.", "It costs 12345678901234567891."),
     ("The owner can’t swim.", "The owner can swim."), ("No, not never.", "Yes."), ("Ünsal visits in Mai.", "ünsal visits in mai."),
     ("Meet on Saturdays.", "Meet on saturday."), ("", ""), ("🙂 2 🙂", "🙂 two 🙂"), ("O'Brien called.", "OBrien called."),
+    ("0" * 8000, "0" * 7999 + "1"), ("Code 0" + "0" * 5000 + "7.", "Code 7."),
 ]
 
 

@@ -27,7 +27,7 @@ function numbers(tokens: string[]): string[] {
   const out: string[] = [];
   for (const t of tokens) {
     const digits = t.replace(/[^0-9]/g, "");
-    if (digits) out.push(BigInt(digits).toString());  // "02" and "2" are one hour
+    if (digits) out.push(digits.replace(/^0+/, "") || "0");  // "02" and "2" are one hour
     else if (NUMBER_WORDS.has(t)) out.push(t);
   }
   return out;
