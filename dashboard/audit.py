@@ -22,9 +22,10 @@ def snapshot(fact: Fact | None) -> dict | None:
 
 
 def record(request: HttpRequest, action: str, fact_id: int | None = None, *, before: Fact | None = None,
-           after: Fact | None = None, note: str = "") -> AuditEntry:
+           after: Fact | None = None, note: str = "", memory: str | None = None) -> AuditEntry:
+    """`memory`: the memory the fact is in, if not the one the request is about."""
     return AuditEntry.objects.create(
-        user=request.user.get_username() if request.user.is_authenticated else "", action=action, fact_id=fact_id,
+        memory=memory or request.memory, user=request.user.get_username() if request.user.is_authenticated else "", action=action, fact_id=fact_id,
         before=snapshot(before), after=snapshot(after), note=note,
     )
 
@@ -40,12 +41,12 @@ def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str =
 def undo(request: HttpRequest, client: MemoryClient, entry: AuditEntry) -> tuple[Fact, bool]:
     """Put a deleted fact back under its id and times, with its FTS entry and vector
     (the service rebuilds both). (fact, restored): not restored when the memory already holds
-    the same fact again, which is then the one returned."""
+    the same fact again, which is then the one returned. `client` is the entry's own memory's."""
     b = entry.before
     result = client.add(b["text"], b["type"], b.get("source", ""), id=b["id"], created_at=b["created_at"],
                         updated_at=b["updated_at"])
     entry.undone_at = timezone.now()
     entry.save(update_fields=["undone_at"])
-    record(request, "restore", result.fact.id, after=result.fact,
+    record(request, "restore", result.fact.id, after=result.fact, memory=entry.memory,
            note="" if result.created else f"already stored again as #{result.fact.id} ({result.match} match)")
     return result.fact, result.created

@@ -73,9 +73,10 @@ def parse_set(data: object) -> tuple[str, list[dict], list[dict]]:
 
 
 def load_set(client: MemoryClient, data: object, *, added: Callable[[Fact], object] | None = None,
-             undone: Callable[[object], None] | None = None) -> tuple[str, int, int]:
+             undone: Callable[[object], None] | None = None, memory: str = "default") -> tuple[str, int, int]:
     """Store a set's facts in the memory (dedup returns ids of those already there) and its cases
-    in the dashboard: (suite name, facts stored anew, cases loaded).
+    in the dashboard, as cases of the memory called `memory` (the one `client` reaches):
+    (suite name, facts stored anew, cases loaded).
 
     All or nothing: every fact is checked before any is stored, and if the memory refuses one
     midway the facts this call added are deleted again before the error is raised. `added(fact)`
@@ -103,7 +104,7 @@ def load_set(client: MemoryClient, data: object, *, added: Callable[[Fact], obje
         raise
     for c in cases:
         EvalCase.objects.update_or_create(
-            suite=name, question=c["question"].strip(),
+            memory=memory, suite=name, question=c["question"].strip(),
             defaults={"expected_ids": sorted({ids[e.strip()] for e in c["expected"]}), "type": c.get("type") or ""},
         )
     return name, len(new), len(cases)

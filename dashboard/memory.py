@@ -1,4 +1,9 @@
-"""The dashboard's handle on the memory service: one client per process, built from settings.
+"""The dashboard's handle on the memory service: one client per memory, built from settings.
+
+MEMORY_URL is the service's base; the memory NAME is at MEMORY_URL/memories/NAME, and the memory
+"default" at MEMORY_URL itself (so a `serve --db` service, which has only that one, needs nothing
+more). Which memory a request is about is request.memory (middleware.MemoryNameMiddleware); the
+functions here take that name as an argument.
 
 A page gets one deadline (MEMORY_TIMEOUT) for all its calls to the memory, set by the
 middleware: httpx's timeouts apply to each read, so a service that trickles a byte every
@@ -7,12 +12,14 @@ couple of seconds would otherwise hold a page for minutes.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
 import httpcore
 import httpx
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 from memories.client import MemoryClient, MemoryServiceError, TimedOut, Unreachable
 
@@ -23,16 +30,64 @@ _status: dict = {}
 _local = threading.local()  # this request's deadline (time.monotonic()), or None outside a request
 
 
-def client_key() -> tuple:
-    return (settings.MEMORY_URL, settings.MEMORY_SECRET, settings.MEMORY_TIMEOUT)
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's and the service's memory names
+_NAMED_URL = re.compile(r"(.*)/memories/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})/?")
+_listed: dict = {}  # base URL -> (time, names GET /memories gave)
 
 
-def memory() -> MemoryClient:
-    """The client for the configured service (a new one if MEMORY_URL or MEMORY_SECRET changed)."""
-    key = client_key()
+def _base() -> tuple[str, str | None]:
+    """(the service's base, the memory MEMORY_URL names if it ends in /memories/NAME, as older
+    settings did)."""
+    named = _NAMED_URL.fullmatch(settings.MEMORY_URL)
+    return (named[1], named[2]) if named else (settings.MEMORY_URL.rstrip("/"), None)
+
+
+def configured() -> list[str]:
+    """The owner's memories, the first the one at the dashboard's own root: the one MEMORY_URL
+    names, then MEMORY_NAMES; "default" when neither names any."""
+    _, named = _base()
+    names = [n for n in [named, *settings.MEMORY_NAMES] if n]
+    if bad := [n for n in names if not NAME.fullmatch(n)]:
+        raise ImproperlyConfigured(f"MEMORY_NAMES: {', '.join(map(repr, bad))} cannot name a memory: a name is 1 to 64 "
+                                   "letters, digits, '_', '.' or '-', starting with a letter or digit")
+    return list(dict.fromkeys(names)) or ["default"]
+
+
+def first() -> str:
+    return configured()[0]
+
+
+def known() -> list[str]:
+    """The configured memories and any the service lists (a `serve --dir` service answers
+    GET /memories; a Worker cannot list its objects, so there MEMORY_NAMES is the list)."""
+    base, _ = _base()
+    now = time.monotonic()
+    cached = _listed.get(base)
+    if not cached or now - cached[0] >= STATUS_TTL:
+        try:
+            names = memory("default").memory_names()
+        except MemoryServiceError:
+            names = []  # a Worker or a `serve --db` service: 404; a service that is down: the strip says so
+        cached = _listed[base] = (now, [n for n in names if isinstance(n, str) and NAME.fullmatch(n)])
+    return list(dict.fromkeys([*configured(), *sorted(cached[1])]))
+
+
+def url_of(name: str) -> str:
+    base, _ = _base()
+    return base if name == "default" else f"{base}/memories/{name}"
+
+
+def client_key(name: str | None = None) -> tuple:
+    return (url_of(name or first()), settings.MEMORY_SECRET, settings.MEMORY_TIMEOUT)
+
+
+def memory(name: str | None = None) -> MemoryClient:
+    """The client of the memory called `name` (the first configured one if None): one per
+    (URL, secret, name), a new one if MEMORY_URL or MEMORY_SECRET changed."""
+    key = client_key(name)
     with _lock:
         if key not in _clients:
-            _clients[key] = MemoryClient(settings.MEMORY_URL, settings.MEMORY_SECRET, timeout=_timeout(),
+            _clients[key] = MemoryClient(key[0], settings.MEMORY_SECRET, timeout=_timeout(),
                                          transport=DeadlineTransport())
         return _clients[key]
 
@@ -117,15 +172,15 @@ class DeadlineTransport(httpx.HTTPTransport):
 
 # -- the status strip -----------------------------------------------------------------------
 
-def status(fresh: bool = False) -> dict:
-    """What the banner shows: URL, reachable, fact count, model, orphans. Never raises."""
+def status(name: str | None = None, fresh: bool = False) -> dict:
+    """What the banner shows of one memory: URL, reachable, fact count, model, orphans. Never raises."""
     now = time.monotonic()
-    key = settings.MEMORY_URL
+    key = client_key(name)
     cached = _status.get(key)
     if cached and not fresh and now - cached["at"] < STATUS_TTL:
         return cached
-    client = memory()
-    result = {"url": client.base_url, "at": now, "reachable": False}
+    client = memory(name)
+    result = {"url": client.base_url, "at": now, "reachable": False, "name": name or first()}
     try:
         health = client.health()
         stats = client.stats()
@@ -140,10 +195,10 @@ def status(fresh: bool = False) -> dict:
     return result
 
 
-def mark_down(error: MemoryServiceError) -> None:
+def mark_down(error: MemoryServiceError, name: str | None = None) -> None:
     """A call just failed: the strip says so without asking /health again in the same request."""
-    _status[settings.MEMORY_URL] = {"url": memory().base_url, "at": time.monotonic(), "reachable": False,
-                                    "error": str(error), "problem": _problem(error)}
+    _status[client_key(name)] = {"url": memory(name).base_url, "at": time.monotonic(), "reachable": False,
+                                 "error": str(error), "problem": _problem(error), "name": name or first()}
 
 
 def _problem(error: MemoryServiceError) -> str:
@@ -157,3 +212,4 @@ def _problem(error: MemoryServiceError) -> str:
 
 def forget_status() -> None:
     _status.clear()
+    _listed.clear()

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
+from django.urls import get_script_prefix, set_script_prefix
 from django.utils.cache import add_never_cache_headers
 
 from memories.client import InvalidResponse, MemoryServiceError, StatusError, TimedOut, Unauthorized, Unreachable
 
-from .memory import clear_deadline, mark_down, memory, start_deadline
+from .memory import clear_deadline, configured, first, known, mark_down, memory, start_deadline
 from .strip import with_strip
 
 log = logging.getLogger(__name__)
@@ -29,6 +32,41 @@ class NoStoreMiddleware:
         return response
 
 
+PREFIXED = re.compile(r"/m/([^/]+)(/.*)?")
+
+
+class MemoryNameMiddleware:
+    """Which memory a request is about, from its URL: /m/NAME/... is the memory NAME, any other
+    path the first configured one. request.memory holds the name for the views.
+
+    The prefix moves into the script prefix for the request, so the URL patterns stay the same
+    and every reverse(), {% url %} and redirect of the request stays in the same memory: a fact
+    id never travels to another memory's pages by a link."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        root = get_script_prefix()
+        request.memory_root = root  # the dashboard's own root, for links into other memories
+        prefixed = PREFIXED.fullmatch(request.path_info)
+        if prefixed is None:
+            request.memory = first()
+            return self.get_response(request)
+        name, rest = prefixed.groups()
+        if name not in configured():
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())  # no probing for names, no call to the service
+            if name not in known():  # a typo must not open (and so create) a memory
+                return render(request, "404.html", {"exception": f"There is no memory called “{name}” here."}, status=404)
+        request.memory, request.path_info = name, rest or "/"
+        set_script_prefix(f"{root}m/{name}/")
+        try:
+            return self.get_response(request)
+        finally:
+            set_script_prefix(root)
+
+
 class MemoryErrorMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -44,7 +82,7 @@ class MemoryErrorMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, MemoryServiceError):
             return None
-        mark_down(exception)  # the page below shows the strip: no second wait on /health
+        mark_down(exception, getattr(request, "memory", None))  # the page below shows the strip: no second wait on /health
 
         if isinstance(exception, TimedOut):
             problem, status = "timed_out", 504
@@ -60,7 +98,7 @@ class MemoryErrorMiddleware:
             problem, status = "unknown", 502
         # The message names the URL and the error, never the secret (the client never puts it there).
         log.warning("memory service problem on %s %s: %s", request.method, request.path, exception)
-        context = {"problem": problem, "url": memory().base_url, "detail": str(exception)}
+        context = {"problem": problem, "url": memory(getattr(request, "memory", None)).base_url, "detail": str(exception)}
         if request.htmx:
             return htmx_problem(request, "service_down.html#problem", context, status)
         return render(request, "service_down.html", context, status=status)

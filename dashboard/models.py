@@ -1,33 +1,40 @@
 from django.db import models
 
+# The memory (by name, as the service and the Worker name them) a row belongs to: ids are per
+# memory, so a fact id means nothing without it.
+def memory_field():
+    return models.CharField(max_length=64, default="default", db_index=True)
+
 
 class DismissedPair(models.Model):
     """A near-duplicate pair the owner said is not a duplicate: never shown again."""
 
+    memory = memory_field()
     low_id = models.BigIntegerField()
     high_id = models.BigIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["low_id", "high_id"], name="dismissed_pair_once")]
+        constraints = [models.UniqueConstraint(fields=["memory", "low_id", "high_id"], name="dismissed_pair_once")]
 
     @classmethod
     def key(cls, a: int, b: int) -> tuple[int, int]:
         return (a, b) if a < b else (b, a)
 
     @classmethod
-    def dismiss(cls, a: int, b: int) -> None:
+    def dismiss(cls, memory: str, a: int, b: int) -> None:
         low, high = cls.key(a, b)
-        cls.objects.get_or_create(low_id=low, high_id=high)
+        cls.objects.get_or_create(memory=memory, low_id=low, high_id=high)
 
     @classmethod
-    def all_keys(cls) -> set[tuple[int, int]]:
-        return set(cls.objects.values_list("low_id", "high_id"))
+    def all_keys(cls, memory: str) -> set[tuple[int, int]]:
+        return set(cls.objects.filter(memory=memory).values_list("low_id", "high_id"))
 
 
 class EvalCase(models.Model):
     """A question and the fact(s) recall should find for it: one row of an evaluation set."""
 
+    memory = memory_field()
     suite = models.CharField(max_length=100, default="mine", db_index=True)
     question = models.TextField()
     expected_ids = models.JSONField(help_text="ids of the facts any of which answers the question")
@@ -36,7 +43,7 @@ class EvalCase(models.Model):
 
     class Meta:
         ordering = ["suite", "id"]
-        constraints = [models.UniqueConstraint(fields=["suite", "question"], name="eval_case_once_per_suite")]
+        constraints = [models.UniqueConstraint(fields=["memory", "suite", "question"], name="eval_case_once_per_suite")]
 
     def __str__(self) -> str:
         return f"{self.suite}: {self.question}"
@@ -50,6 +57,7 @@ class AuditEntry(models.Model):
 
     ACTIONS = ["add", "edit", "delete", "restore", "not_duplicate", "import"]
 
+    memory = memory_field()
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     user = models.CharField(max_length=150)
     action = models.CharField(max_length=20, choices=[(a, a) for a in ACTIONS])
@@ -70,6 +78,7 @@ class EvalRun(models.Model):
     """One run of one set: its metrics per mode under the fusion settings the memory used, so the
     owner can see whether a change helped."""
 
+    memory = memory_field()
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     suite = models.CharField(max_length=100, db_index=True)
     fusion = models.JSONField(default=dict, blank=True)

@@ -1,6 +1,7 @@
 """Dashboard settings: every value from the environment (or local.env, which `make run` writes).
 
-MEMORY_URL and MEMORY_SECRET point the dashboard at any memory service of the contract.
+MEMORY_URL and MEMORY_SECRET point the dashboard at any memory service of the contract;
+MEMORY_NAMES lists the memories it serves there (dashboard/memory.py).
 """
 
 from pathlib import Path
@@ -21,6 +22,10 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 MEMORY_URL = env.str("MEMORY_URL", default="http://127.0.0.1:8787")
 MEMORY_SECRET = env.str("MEMORY_SECRET")
+# The owner's memories by name, the first at the dashboard's root, each other at /m/NAME/. A
+# Worker cannot list its Durable Objects, so this list is the switcher's; a `serve --dir`
+# service adds the memories it holds. Empty: the memory MEMORY_URL names, else "default".
+MEMORY_NAMES = env.list("MEMORY_NAMES", default=[])
 MEMORY_TIMEOUT = env.float("MEMORY_TIMEOUT", default=10.0)
 DUPLICATE_THRESHOLD = env.float("DUPLICATE_THRESHOLD", default=0.97)
 
@@ -48,6 +53,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "dashboard.middleware.MemoryErrorMiddleware",
+    "dashboard.middleware.MemoryNameMiddleware",  # inside the deadline: it may ask the service for its memories
 ]
 
 ROOT_URLCONF = "dashboard.urls"
@@ -107,7 +113,7 @@ TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = False
 USE_TZ = True
 
-STATIC_URL = "static/"
+STATIC_URL = "/static/"  # absolute: a relative one would take a memory's /m/NAME/ prefix
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # serve static/ straight from the repo: no collectstatic step
 

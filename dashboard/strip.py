@@ -28,7 +28,8 @@ def with_count(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     filters = FactFilter(QueryDict(url.query))
     filters.is_valid()
     f = filters.cleaned_data
-    page = memory().list_facts(type=f.get("type") or None, source=f.get("source") or None, q=f.get("q") or None, limit=1)
+    page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
+                                             q=f.get("q") or None, limit=1)
     response.content += render_to_string("facts/list.html#fact-count", {"page": page, "filters": filters, "oob": True},
                                          request).encode()
     return response

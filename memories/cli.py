@@ -38,8 +38,13 @@ def fusion_from_env() -> Fusion:
 def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
     from .embeddings import load_embedder
 
+    return memory_at(db, load_embedder(embedder_spec))
+
+
+def memory_at(db: str, embedder) -> Memory:
+    """The memory in file db with an embedder already loaded (serve --dir shares one among all)."""
     threshold = env_float("MEMORY_DUP_THRESHOLD", DEFAULT_THRESHOLD)
-    return Memory(db, load_embedder(embedder_spec), fusion=fusion_from_env(), threshold=threshold)
+    return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -51,10 +56,29 @@ def serve(args: argparse.Namespace) -> int:
     if not secret:
         print("error: set MEMORY_SECRET to the shared secret clients will send as X-Memory-Secret", file=sys.stderr)
         return 2
+    if args.dir:
+        return serve_dir(args, secret)
+    args.db = args.db or "memory.db"
     memory = open_memory(args.db)
     mode = f"model {memory.model}" if memory.embedder else "KEYWORD-ONLY (embedding model unavailable)"
     print(f"memory service: {args.db}, {memory.count()} facts, {mode}, on http://{args.host}:{args.port}", file=sys.stderr)
     uvicorn.run(create_app(memory, secret), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def serve_dir(args: argparse.Namespace, secret: str) -> int:
+    """Every FOLDER/NAME.db at /memories/NAME/, FOLDER/default.db at the root; one model for all."""
+    import uvicorn
+
+    from .embeddings import load_embedder
+    from .service import MemoryFolder
+
+    embedder = load_embedder()
+    folder = MemoryFolder(Path(args.dir), secret, embedder, lambda path: memory_at(str(path), embedder))
+    mode = f"model {embedder.model_id}" if embedder else "KEYWORD-ONLY (embedding model unavailable)"
+    print(f"memory service: {args.dir}/NAME.db at /memories/NAME ({len(folder.names())} now), default.db at /, {mode}, "
+          f"on http://{args.host}:{args.port}", file=sys.stderr)
+    uvicorn.run(folder, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 
@@ -210,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("serve", help="serve the HTTP contract (secret from MEMORY_SECRET)")
-    p.add_argument("--db", default="memory.db")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--db", help="one memory at the root (default: memory.db)")
+    where.add_argument("--dir", help="many: FOLDER/NAME.db at /memories/NAME/, FOLDER/default.db at the root")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8787)
     p.add_argument("--log-level", default="info")

@@ -231,6 +231,12 @@ class MemoryClient:
     def stats(self) -> dict:
         return self._request("GET", "/stats", safe=True)
 
+    def memory_names(self) -> list[str]:
+        """GET /memories at this base URL: the memories a `serve --dir` service holds. Not the
+        contract: a Worker or a one-memory service answers NotFound."""
+        body = self._request("GET", "/memories", safe=True)
+        return self._parse(lambda b: [str(n) for n in b["memories"]], body)
+
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
                    limit: int = 50, cursor: str | None = None) -> Page:
         params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor}.items() if v}

@@ -8,7 +8,10 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import re
+import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -20,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
+from .embeddings import Embedder
 from .store import MODES, AddResult, Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
 
 log = logging.getLogger(__name__)
@@ -28,10 +32,16 @@ MAX_BODY = 256 * 1024  # a 32,000-character query of 4-byte characters, JSON-esc
 MAX_LIMIT = 100
 MAX_BATCH = 100  # facts a POST /facts/batch takes: what a Durable Object binds in one statement
 PUBLIC_PATHS = {"/health", "/openapi.json"}  # neither carries fact text
+MEMORY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's (worker/src/index.ts); never a "/"
+NAMED_PATH = re.compile(r"/memories/([^/]*)(/.*)")
 
 
 def error(status: int, code: str, message: str, **extra) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+def has_secret(scope: Scope, secret: bytes) -> bool:
+    return hmac.compare_digest(dict(scope["headers"]).get(b"x-memory-secret", b""), secret)
 
 
 class SecretMiddleware:
@@ -43,8 +53,7 @@ class SecretMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
-            given = dict(scope["headers"]).get(b"x-memory-secret", b"")
-            if not hmac.compare_digest(given, self.secret):
+            if not has_secret(scope, self.secret):
                 await error(401, "unauthorized", "missing or wrong X-Memory-Secret header")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -324,3 +333,76 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})
     app.state.memory = memory
     return SecretMiddleware(app, secret)
+
+
+class MemoryFolder:
+    """`serve --dir FOLDER`: the memory NAME is FOLDER/NAME.db at /memories/NAME/..., and a path
+    without the prefix is FOLDER/default.db, as the Worker names its Durable Objects.
+
+    A memory opens on its first request, and any valid name is a memory (its file is created
+    then), like a Durable Object; but only a request with the secret creates a file. Every
+    memory shares the one embedder the process loaded. GET /memories lists the files: a local
+    extension, not the contract (a Worker cannot list its objects).
+    """
+
+    def __init__(self, folder: Path, secret: str, embedder: Embedder | None, open_memory: Callable[[Path], Memory]):
+        if not secret:
+            raise ValueError("the memory service needs a shared secret (MEMORY_SECRET)")
+        self.folder, self.secret, self.embedder, self.open_memory = Path(folder), secret, embedder, open_memory
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.apps: dict[str, tuple[Memory, ASGIApp]] = {}
+        self.lock = threading.Lock()  # two first requests for one name open one Memory
+
+    def names(self) -> list[str]:
+        return sorted(p.stem for p in self.folder.glob("*.db") if MEMORY_NAME.fullmatch(p.stem))
+
+    def app(self, name: str) -> ASGIApp:
+        with self.lock:
+            if name not in self.apps:
+                memory = self.open_memory(self.folder / f"{name}.db")
+                self.apps[name] = (memory, create_app(memory, self.secret))
+            return self.apps[name][1]
+
+    def close(self) -> None:
+        with self.lock:
+            for memory, _ in self.apps.values():
+                memory.close()
+            self.apps.clear()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await run_in_threadpool(self.close)
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        path = scope["path"]
+        named = NAMED_PATH.fullmatch(path)
+        name, route = named.groups() if named else ("default", path)
+        public = route in PUBLIC_PATHS
+        if not public and not has_secret(scope, self.secret.encode()):
+            return await error(401, "unauthorized", "missing or wrong X-Memory-Secret header")(scope, receive, send)
+        if path.rstrip("/") == "/memories":
+            if scope["method"] not in ("GET", "HEAD"):
+                response = error(405, "method_not_allowed", f"{scope['method']} is not allowed on /memories")
+                response.headers["Allow"] = "GET"
+                return await response(scope, receive, send)
+            return await JSONResponse({"memories": await run_in_threadpool(self.names)})(scope, receive, send)
+        if not MEMORY_NAME.fullmatch(name):
+            shown = name.encode("utf-8", "backslashreplace").decode()[:80]
+            return await error(404, "not_found", f"no memory named {shown!r}: a name is 1 to 64 letters, digits, "
+                                                 "'_', '.' or '-', starting with a letter or digit")(scope, receive, send)
+        if public and name not in self.apps and not (self.folder / f"{name}.db").exists():
+            # Without the secret nothing is created: a memory not made yet is an empty one.
+            if route == "/openapi.json":
+                return await JSONResponse(openapi_document())(scope, receive, send)
+            e = self.embedder
+            return await JSONResponse({"ok": True, "facts": 0, "model": e.model_id if e else None, "dims": e.dims if e else 0,
+                                       "mode": "hybrid" if e else "keyword-only"})(scope, receive, send)
+        app = self.apps[name][1] if name in self.apps else await run_in_threadpool(self.app, name)
+        await app({**scope, "path": route, "raw_path": route.encode()}, receive, send)

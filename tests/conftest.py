@@ -108,8 +108,51 @@ def mock_memory(monkeypatch, settings):
 
 
 @pytest.fixture
+def mock_memories(monkeypatch, settings):
+    """Several memories, each on its own httpx.MockTransport: `mock_memories({"default": handler,
+    "work": handler})`. Each handler sees paths without the /memories/NAME prefix, as the memory does."""
+    from dashboard import memory
+
+    def unprefixed(handler, prefix):
+        def handle(request):
+            request.url = request.url.copy_with(path=request.url.path[len(prefix):] or "/")
+            return handler(request)
+
+        return handle
+
+    def install(handlers: dict):
+        settings.MEMORY_URL, settings.MEMORY_SECRET = "http://memory.test", "mock-secret"
+        settings.MEMORY_NAMES = list(handlers)
+        for name, handler in handlers.items():
+            url = memory.url_of(name)
+            transport = httpx.MockTransport(unprefixed(handler, url[len("http://memory.test"):]))
+            monkeypatch.setitem(memory._clients, memory.client_key(name), MemoryClient(url, "mock-secret", transport=transport, retries=0))
+
+    return install
+
+
+@pytest.fixture
 def live_memory(service, settings):
     """Point the dashboard at the real memory service on loopback."""
     settings.MEMORY_URL = service.url
     settings.MEMORY_SECRET = service.secret
     return service
+
+
+@pytest.fixture(scope="module")
+def folder_service(tmp_path_factory):
+    """`serve --dir`: the real service holding several memories (FOLDER/NAME.db), one per test module."""
+    from tests.memory_folder import FolderService
+
+    s = FolderService(tmp_path_factory.mktemp("memories") / "memories").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def live_memories(folder_service, settings):
+    """Point the dashboard at a `serve --dir` service whose memories are "default" and "work"."""
+    settings.MEMORY_URL = folder_service.url
+    settings.MEMORY_SECRET = folder_service.secret
+    settings.MEMORY_NAMES = ["default", "work"]
+    return folder_service

@@ -251,3 +251,35 @@ def test_long_unbroken_text_never_widens_the_page(signed_in: Page, live_server):
         page.goto(live_server.url + "/trash/")
         assert page.evaluate("document.documentElement.scrollWidth") <= width, ("/trash/", width)
     shot(page, "trash-long-text-1280")
+
+
+def test_deleting_in_one_memory_leaves_the_other_untouched(page: Page, live_server, live_memories, owner):
+    page.set_default_timeout(15_000)
+    page.goto(live_server.url + "/login/")
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill(OWNER_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    text = "The owner's bike is kept in the blue shed."
+    switcher = page.get_by_role("navigation", name="Memories")
+
+    add_fact(page, text)
+    home = fact_id_from_result(page)
+    switcher.get_by_role("link", name="work").click()
+    expect(page).to_have_url(re.compile(r"/m/work/$"))
+    expect(page.locator("#service-status")).to_contain_text("/memories/work")
+    add_fact(page, text)  # the same text: a fact of this memory, not a duplicate of the other's
+    expect(page.locator("#add-result")).to_contain_text("Added")
+    work = fact_id_from_result(page)
+    assert home == work  # each memory numbers its own facts: the same id, two facts
+    page.reload()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#fact-{work}").get_by_role("link", name="Delete").click()
+    expect(page.locator(f"#fact-{work}")).to_contain_text("deleted.")
+    page.reload()
+    expect(page.locator(f"#fact-{work}")).to_have_count(0)
+
+    switcher.get_by_role("link", name="default").click()
+    expect(page).to_have_url(live_server.url + "/")
+    expect(page.locator(f"#fact-{home} td.text")).to_have_text(text)
+    expect(switcher.locator("[aria-current]")).to_have_text("default")
+    shot(page, "memories-delete-in-one-other-untouched")

@@ -29,14 +29,15 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     form.is_valid()
     threshold = form.cleaned_data.get("threshold") or settings.DUPLICATE_THRESHOLD
     type = form.cleaned_data.get("type") or None
-    client = memory()
+    client = memory(request.memory)
     pairs, total = client.duplicates(threshold, type=type, limit=500)
-    dismissed = DismissedPair.all_keys()
+    dismissed = DismissedPair.all_keys(request.memory)
     shown = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
     rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text)} for p in shown]
 
     context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
-               "query": request.GET.urlencode(), "dismissed": DismissedPair.objects.order_by("-created_at")[:200]}
+               "query": request.GET.urlencode(),
+               "dismissed": DismissedPair.objects.filter(memory=request.memory).order_by("-created_at")[:200]}
     try:
         nearest = client.nearest(type)
     except NotFound:
@@ -59,7 +60,7 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
                              "A pair needs two different fact ids, whole numbers from 1 to 2^63 − 1.",
                              back=_back(back), back_label="Back to the near-duplicates")
     action = request.POST.get("action")
-    client = memory()
+    client = memory(request.memory)
     try:
         if action == "keep_a":
             audit.delete(request, client, b, note=f"near-duplicate of #{a}")
@@ -91,13 +92,13 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
             audit.record(request, "edit", keep, before=before, after=after, note=f"merged with #{drop}")
             messages.success(request, f"Saved #{keep} with the merged text and deleted #{drop}.")
         elif action == "not_duplicate":
-            DismissedPair.dismiss(a, b)
+            DismissedPair.dismiss(request.memory, a, b)
             audit.record(request, "not_duplicate", a, note=f"#{a} and #{b} are not duplicates")
             messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again "
                                       "(“Marked not a duplicate” below undoes it).")
         elif action == "undo_not_duplicate":
             low, high = DismissedPair.key(a, b)
-            DismissedPair.objects.filter(low_id=low, high_id=high).delete()
+            DismissedPair.objects.filter(memory=request.memory, low_id=low, high_id=high).delete()
             audit.record(request, "not_duplicate", a, note=f"undone: #{a} and #{b} may be duplicates again")
             messages.success(request, f"#{a} and #{b} are shown as a pair again if they are close enough.")
         else:

@@ -64,28 +64,28 @@ def parse_fusion(text: str) -> dict | None:
 
 def selected_cases(request: HttpRequest):
     suites = request.GET.getlist("suite")
-    cases = EvalCase.objects.all()
+    cases = EvalCase.objects.filter(memory=request.memory)
     return cases.filter(suite__in=suites) if suites else cases
 
 
-def run_or_explain(cases, fusion_text: str):
-    """(report, error message)."""
+def run_or_explain(name: str, cases, fusion_text: str):
+    """(report, error message) of the cases on the memory `name`."""
     try:
         fusion = parse_fusion(fusion_text)
     except ValueError as e:
         shown = fusion_text if len(fusion_text) <= 80 else fusion_text[:80] + "…"
         return None, f"Fusion settings “{shown}” are not a preset or a JSON object: {e}"
     try:
-        return run(memory(), cases, fusion), None
+        return run(memory(name), cases, fusion), None
     except BadRequest as e:
         return None, f"The memory refused these fusion settings: {e.message}"
 
 
-def by_suite(cases, fusion_text: str):
+def by_suite(name: str, cases, fusion_text: str):
     """(suite, report) for each suite among the cases, or the error that stopped the run."""
     out, error = [], None
     for suite in sorted(set(c.suite for c in cases)):
-        report, error = run_or_explain([c for c in cases if c.suite == suite], fusion_text)
+        report, error = run_or_explain(name, [c for c in cases if c.suite == suite], fusion_text)
         if error:
             break
         out.append((suite, report))
@@ -95,23 +95,24 @@ def by_suite(cases, fusion_text: str):
 @require_GET
 def evaluation(request: HttpRequest) -> HttpResponse:
     cases = list(selected_cases(request))
-    counts = dict(EvalCase.objects.values_list("suite").annotate(n=Count("id")).order_by("suite"))
+    counts = dict(EvalCase.objects.filter(memory=request.memory).values_list("suite").annotate(n=Count("id")).order_by("suite"))
     context: dict = {"counts": counts, "fusion": request.GET.get("fusion", ""), "chosen": request.GET.getlist("suite")}
     error = None
     if request.GET.get("run") and cases:
-        reports, error = by_suite(cases, context["fusion"])
+        reports, error = by_suite(request.memory, cases, context["fusion"])
         if error:
             messages.error(request, error)
         context["reports"] = reports
         for suite, report in reports:
-            EvalRun.objects.create(suite=suite, fusion=report.fusion, cases=len(report.results), metrics=report.metrics())
-    context["runs"] = run_history()
+            EvalRun.objects.create(memory=request.memory, suite=suite, fusion=report.fusion, cases=len(report.results),
+                                   metrics=report.metrics())
+    context["runs"] = run_history(request.memory)
     return render(request, "evaluate.html", context, status=400 if error else 200)
 
 
-def run_history(limit: int = 30) -> list[dict]:
+def run_history(name: str, limit: int = 30) -> list[dict]:
     """The latest runs, each with the change in hybrid hit@1 and MRR since the run of the same set before it."""
-    runs = list(EvalRun.objects.all()[: limit + 20])
+    runs = list(EvalRun.objects.filter(memory=name)[: limit + 20])
     rows = []
     for i, r in enumerate(runs[:limit]):
         previous = next((p for p in runs[i + 1:] if p.suite == r.suite), None)
@@ -129,12 +130,13 @@ def run_history(limit: int = 30) -> list[dict]:
 def evaluation_compare(request: HttpRequest) -> HttpResponse:
     a_text, b_text = request.GET.get("a", "seed"), request.GET.get("b", "default")
     cases = list(selected_cases(request))
+    suites = EvalCase.objects.filter(memory=request.memory).values_list("suite", flat=True)
     context: dict = {"a": a_text, "b": b_text, "rows": [], "chosen": request.GET.getlist("suite"),
-                     "counts": dict.fromkeys(sorted(set(EvalCase.objects.values_list("suite", flat=True))), 0)}
+                     "counts": dict.fromkeys(sorted(set(suites)), 0)}
     error = None
     if request.GET.get("run") and cases:
-        reports_a, error = by_suite(cases, a_text)
-        reports_b, error_b = by_suite(cases, b_text) if not error else ([], None)
+        reports_a, error = by_suite(request.memory, cases, a_text)
+        reports_b, error_b = by_suite(request.memory, cases, b_text) if not error else ([], None)
         error = error or error_b
         if error:
             messages.error(request, error)
@@ -151,8 +153,8 @@ def parse_ids(text: str) -> list[int] | None:
     return sorted(set(ids)) if ids and None not in ids else None
 
 
-def missing_facts(ids: list[int]) -> list[int]:
-    client = memory()
+def missing_facts(name: str, ids: list[int]) -> list[int]:
+    client = memory(name)
     missing = []
     for i in ids:
         try:
@@ -174,14 +176,14 @@ def case_add(request: HttpRequest) -> HttpResponse:
         return owner_mistake(request, "That case cannot be saved",
                              "A case needs a question and the id of the expected fact (a whole number from 1).",
                              back=back, back_label="Back to the recall debugger")
-    if missing_facts([expected]):
+    if missing_facts(request.memory, [expected]):
         return owner_mistake(request, f"There is no fact #{expected}",
                              f"The memory holds no fact #{expected}, so it cannot be a case's answer.", status=404,
                              back=back, back_label="Back to the recall debugger")
     suite = (request.POST.get("suite") or "mine").strip()[:100]
-    case = EvalCase.objects.filter(suite=suite, question=question).first()
+    case = EvalCase.objects.filter(memory=request.memory, suite=suite, question=question).first()
     if case is None:
-        case = EvalCase.objects.create(suite=suite, question=question, expected_ids=[expected], type=type)
+        case = EvalCase.objects.create(memory=request.memory, suite=suite, question=question, expected_ids=[expected], type=type)
         messages.success(request, f"Saved the case “{question}” → fact #{expected} in set “{suite}”.")
     else:
         case.expected_ids = sorted(set(case.expected_ids) | {expected})
@@ -194,17 +196,17 @@ def case_add(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def case_list(request: HttpRequest) -> HttpResponse:
-    cases = EvalCase.objects.all()
+    cases = EvalCase.objects.filter(memory=request.memory)
     suite = request.GET.get("suite", "")
     if suite:
         cases = cases.filter(suite=suite)
-    suites = sorted(set(EvalCase.objects.values_list("suite", flat=True)))
+    suites = sorted(set(cases.values_list("suite", flat=True)))
     return render(request, "evaluate_cases.html", {"cases": cases, "suite": suite, "suites": suites})
 
 
 @require_http_methods(["GET", "POST"])
 def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
-    case = get_object_or_404(EvalCase, id=case_id)
+    case = get_object_or_404(EvalCase, id=case_id, memory=request.memory)
     errors: list[str] = []
     if request.method == "POST":
         question = (request.POST.get("question") or "").strip()
@@ -216,9 +218,9 @@ def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
             errors.append("The type must be fact, skill, log or empty.")
         if ids is None:
             errors.append("Accepted answers must be fact ids (whole numbers from 1), separated by commas or spaces.")
-        elif missing := missing_facts(ids):
+        elif missing := missing_facts(request.memory, ids):
             errors.append("The memory holds no fact " + ", ".join(f"#{i}" for i in missing) + ".")
-        clash = EvalCase.objects.filter(suite=case.suite, question=question).exclude(id=case.id).exists()
+        clash = EvalCase.objects.filter(memory=case.memory, suite=case.suite, question=question).exclude(id=case.id).exists()
         if clash:
             errors.append(f"Set “{case.suite}” already has a case with this question.")
         if not errors:
@@ -235,7 +237,7 @@ def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
 
 @require_POST
 def case_delete(request: HttpRequest, case_id: int) -> HttpResponse:
-    deleted, _ = EvalCase.objects.filter(id=case_id).delete()
+    deleted, _ = EvalCase.objects.filter(id=case_id, memory=request.memory).delete()
     messages.success(request, "Deleted the case." if deleted else "That case was already gone.")
     return redirect("eval_cases")
 
@@ -269,20 +271,20 @@ def set_import(request: HttpRequest) -> HttpResponse:
         kind = "is not of the set format" if isinstance(e, SetError) else "is not JSON"
         return owner_mistake(request, "That set file cannot be imported", f"{upload.name} {kind}: {e}",
                              back=reverse("evaluation"))
-    request.session["pending_import"] = data
-    replaced = EvalCase.objects.filter(suite=name).count()
+    request.session[f"pending_import:{request.memory}"] = data  # confirmed into this memory only
+    replaced = EvalCase.objects.filter(memory=request.memory, suite=name).count()
     return render(request, "evaluate_import.html", {"name": name, "facts": facts, "cases": cases, "replaced": replaced,
                                                     "file": upload.name})
 
 
 def _import_confirmed(request: HttpRequest) -> HttpResponse:
-    data = request.session.pop("pending_import", None)
+    data = request.session.pop(f"pending_import:{request.memory}", None)
     if data is None:
         return owner_mistake(request, "Nothing to import", "That import was already done or cancelled; choose the file again.",
                              back=reverse("evaluation"))
     try:
         name, created, cases = load_set(
-            memory(), data,
+            memory(request.memory), data, memory=request.memory,
             added=lambda fact: audit.record(request, "import", fact.id, after=fact, note=f"from evaluation set “{data['name']}”"),
             undone=lambda entry: entry.delete(),  # taken back: it never happened
         )

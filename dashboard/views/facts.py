@@ -22,13 +22,14 @@ PAGE_SIZE = 50
 BULK_LIMIT = 200
 
 
-def get_fact_or_404(fact_id: int):
+def get_fact_or_404(request: HttpRequest, fact_id: int):
     if fact_id > MAX_ID:
         raise Http404(f"There is no fact #{fact_id}: ids go up to {MAX_ID}.")
     try:
-        return memory().get(fact_id)
+        return memory(request.memory).get(fact_id)
     except NotFound:
-        deleted = AuditEntry.objects.filter(action="delete", fact_id=fact_id, undone_at__isnull=True).first()
+        deleted = AuditEntry.objects.filter(memory=request.memory, action="delete", fact_id=fact_id,
+                                            undone_at__isnull=True).first()
         if deleted:
             raise Http404(f"Fact #{fact_id} was deleted on {deleted.at:%Y-%m-%d %H:%M} by {deleted.user or 'someone'}"
                           f"{f' ({deleted.note})' if deleted.note else ''}. It is in the trash, where Undo puts it back.") from None
@@ -42,8 +43,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
     filters.is_valid()
     f = filters.cleaned_data
     try:
-        page = memory().list_facts(type=f.get("type") or None, source=f.get("source") or None, q=f.get("q") or None,
-                                   limit=PAGE_SIZE, cursor=f.get("cursor") or None)
+        page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
+                                                 q=f.get("q") or None, limit=PAGE_SIZE, cursor=f.get("cursor") or None)
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
         return owner_mistake(request, "That page of facts does not exist",
@@ -62,7 +63,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
     result = None
     if form.is_valid():
         try:
-            result = memory().add(**form.cleaned_data)
+            result = memory(request.memory).add(**form.cleaned_data)
         except BadRequest as e:
             form.add_error("text", e.message)
         except ServiceUnavailable as e:
@@ -86,9 +87,9 @@ def fact_add(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
-    fact = get_fact_or_404(fact_id)
+    fact = get_fact_or_404(request, fact_id)
     try:
-        neighbours = memory().neighbours(fact_id, limit=10)
+        neighbours = memory(request.memory).neighbours(fact_id, limit=10)
     except NotFound:
         neighbours = None  # a memory without this extension of the contract
 
@@ -97,20 +98,20 @@ def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
 
 @require_GET
 def fact_row(request: HttpRequest, fact_id: int) -> HttpResponse:
-    return render(request, "facts/list.html#fact-row", {"fact": get_fact_or_404(fact_id)})
+    return render(request, "facts/list.html#fact-row", {"fact": get_fact_or_404(request, fact_id)})
 
 
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
-    fact = get_fact_or_404(fact_id)
+    fact = get_fact_or_404(request, fact_id)
     conflict = None
     if request.method == "POST":
         form = FactForm(request.POST)
         if form.is_valid():
             try:
                 before = fact
-                fact = memory().edit(fact_id, **form.cleaned_data)
+                fact = memory(request.memory).edit(fact_id, **form.cleaned_data)
                 audit.record(request, "edit", fact_id, before=before, after=fact)
             except Conflict as e:
                 conflict = e.existing  # the template names it once, with a link
@@ -136,10 +137,10 @@ def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     """GET asks for confirmation; POST deletes (htmx confirms in the browser first)."""
-    fact = get_fact_or_404(fact_id)
+    fact = get_fact_or_404(request, fact_id)
     if request.method == "GET":
         return render(request, "facts/delete.html", {"facts": [fact]})
-    entry = audit.delete(request, memory(), fact_id, fact=fact)
+    entry = audit.delete(request, memory(request.memory), fact_id, fact=fact)
     forget_status()
     if request.htmx:
         return with_strip(request, with_count(request, render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})))
@@ -157,7 +158,7 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
     if not ids:
         messages.warning(request, "Select at least one fact to delete.")
         return redirect("facts")
-    client = memory()
+    client = memory(request.memory)
     if request.POST.get("confirm") != "yes":
         facts = []
         for i in ids:

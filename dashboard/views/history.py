@@ -23,19 +23,19 @@ EXPORT_PAGE = 100
 
 @require_GET
 def trash(request: HttpRequest) -> HttpResponse:
-    entries = AuditEntry.objects.filter(action="delete", undone_at__isnull=True)
+    entries = AuditEntry.objects.filter(memory=request.memory, action="delete", undone_at__isnull=True)
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(request, "trash.html", {"page": page})
 
 
 @require_POST
 def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
-    entry = get_object_or_404(AuditEntry, id=entry_id, action="delete")
+    entry = get_object_or_404(AuditEntry, id=entry_id, action="delete", memory=request.memory)
     if entry.undone_at:
         messages.info(request, f"Fact #{entry.fact_id} was already put back.")
         return redirect("trash")
     try:
-        fact, restored = audit.undo(request, memory(), entry)
+        fact, restored = audit.undo(request, memory(entry.memory), entry)  # back where it was deleted from
     except Conflict as e:
         messages.error(request, f"Could not put fact #{entry.fact_id} back: {e.message}")
         return redirect("trash")
@@ -51,7 +51,7 @@ def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
 
 @require_GET
 def audit_log(request: HttpRequest) -> HttpResponse:
-    entries = AuditEntry.objects.all()
+    entries = AuditEntry.objects.filter(memory=request.memory)
     if request.GET.get("fact"):
         entries = entries.filter(fact_id=request.GET["fact"]) if request.GET["fact"].isdigit() else entries.none()
     page = Paginator(entries, 100).get_page(request.GET.get("page"))
@@ -61,7 +61,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 @require_GET
 def export(request: HttpRequest) -> StreamingHttpResponse:
     """Every fact as JSONL, the format `python -m memories import` restores (ids and times kept)."""
-    client = memory()
+    client = memory(request.memory)
     first = client.list_facts(limit=EXPORT_PAGE)  # fail here, as a page, if the service is down
 
     def lines():
@@ -75,5 +75,5 @@ def export(request: HttpRequest) -> StreamingHttpResponse:
 
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(lines(), content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="memory-{stamp}.jsonl"'
+    response["Content-Disposition"] = f'attachment; filename="memory-{request.memory}-{stamp}.jsonl"'
     return response

@@ -21,7 +21,7 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         type = form.cleaned_data.get("type") or None
         limit = form.cleaned_data.get("limit") or 15
         pin = form.cleaned_data.get("pin")
-        client = memory()
+        client = memory(request.memory)
         try:
             result = client.recall(q, type=type, limit=limit, debug=True)
         except BadRequest as e:

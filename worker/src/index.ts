@@ -26,6 +26,11 @@ export default {
         return errorResponse(new HttpError(401, "unauthorized", "missing or wrong X-Memory-Secret header"));
       }
     }
+    if (url.pathname.startsWith("/memories/") && !NAMED.test(url.pathname)) {
+      const name = url.pathname.split("/")[2];
+      return errorResponse(new HttpError(404, "not_found",
+        `no memory named '${name}': a name is 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit`));
+    }
     url.pathname = path;
     // The body is read here, whole and bounded: a body streamed on to an object that answers
     // without reading it (a 404) breaks the stream, and that would reset the object.

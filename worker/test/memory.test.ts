@@ -27,6 +27,14 @@ describe("the Worker", () => {
     expect((await SELF.fetch("http://memory.test/health")).status).toBe(200);
   });
 
+  it("answers a name that is not one with a 404 saying what a name is", async () => {
+    for (const bad of ["bad%20name", ".hidden", "x".repeat(65)]) {
+      const r = await SELF.fetch(`http://memory.test/memories/${bad}/facts`, { headers });
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/a name is 1 to 64/);
+    }
+  });
+
   it("keeps memories apart: a fact in one is not in another", async () => {
     const [a, b] = [base(), base()];
     const id = ((await (await call(`${a}/facts`, "POST", { text: "Only in memory a." })).json()) as { id: number }).id;

@@ -5,7 +5,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.evaluation import MODES, compare, run
-from dashboard.memory import memory
+from dashboard.memory import first
+from dashboard.memory import memory as memory_client
 from dashboard.models import EvalCase
 
 
@@ -31,15 +32,17 @@ class Command(BaseCommand):
         parser.add_argument("--fusion", help='a preset ("default", "seed") or a JSON object of fusion settings')
         parser.add_argument("--compare", dest="against", help="a second fusion setting: report the cases that got better or worse")
         parser.add_argument("--failures", action="store_true", help="list the cases hybrid did not put first")
+        parser.add_argument("--memory", help="the memory, by name, whose cases run on it (default: the first configured)")
 
-    def handle(self, *args, suite, fusion, against: str | None, failures: bool, **options):
-        cases = EvalCase.objects.all()
+    def handle(self, *args, suite, fusion, against: str | None, failures: bool, memory: str | None, **options):
+        memory = memory or first()
+        cases = EvalCase.objects.filter(memory=memory)
         if suite:
             cases = cases.filter(suite__in=suite)
         suites = sorted(set(cases.values_list("suite", flat=True)))
         if not suites:
             raise CommandError("no evaluation cases: load some with `python manage.py load_evalset`")
-        client = memory()
+        client = memory_client(memory)
         a, b = parse_fusion(fusion), parse_fusion(against)
         self.stdout.write(f"fusion: {json.dumps(a or 'service default')}" + (f"  vs  {json.dumps(b)}" if b else ""))
         self.stdout.write("| set | cases | mode | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|")

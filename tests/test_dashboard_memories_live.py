@@ -1,0 +1,46 @@
+"""The dashboard on a real `serve --dir` service holding two memories: real HTTP, real model."""
+
+import re
+
+import pytest
+
+from dashboard.models import AuditEntry
+
+pytestmark = pytest.mark.django_db
+
+TEXT = "Ines moved to Madrid in March."
+
+
+def add(client, prefix: str, text: str) -> int:
+    r = client.post(f"{prefix}/facts/new", {"text": text, "type": "fact", "source": "test"}, headers={"HX-Request": "true"})
+    assert r.status_code == 200 and "Added" in r.content.decode(), r.content.decode()
+    return int(re.search(r"fact #(\d+)", r.content.decode()).group(1))
+
+
+def test_a_delete_in_one_memory_leaves_the_other_untouched(owner_client, live_memories):
+    home, work = add(owner_client, "", TEXT), add(owner_client, "/m/work", TEXT)  # no dedup across memories
+    assert owner_client.post(f"/m/work/facts/{work}/delete").status_code == 302
+
+    with live_memories.client() as api:
+        assert api.get(f"/facts/{home}").json()["text"] == TEXT
+        assert api.get(f"/memories/work/facts/{work}").status_code == 404
+    assert TEXT in owner_client.get("/", {"q": "Madrid"}).content.decode()
+    assert TEXT not in owner_client.get("/m/work/", {"q": "Madrid"}).content.decode()
+    recall = owner_client.get("/recall/", {"q": "Where does Ines live?"}).content.decode()
+    assert TEXT in recall
+
+    entry = AuditEntry.objects.get(action="delete")
+    assert entry.memory == "work" and TEXT not in owner_client.get("/trash/").content.decode()
+    assert owner_client.post(f"/m/work/trash/{entry.id}/undo").status_code == 302
+    with live_memories.client() as api:
+        assert api.get(f"/memories/work/facts/{work}").json()["text"] == TEXT  # back where it was deleted from
+        assert api.get("/facts", params={"q": "Madrid"}).json()["total"] == 1  # and only there
+
+
+def test_a_memory_the_service_holds_is_in_the_switcher_without_configuring_it(owner_client, live_memories):
+    with live_memories.client() as api:
+        assert api.post("/memories/garden/facts", json={"text": "The roses need water on Sundays."}).status_code == 201
+    html = owner_client.get("/").content.decode()
+    assert '<a href="/m/garden/">garden</a>' in html
+    page = owner_client.get("/m/garden/").content.decode()
+    assert "The roses need water on Sundays." in page and f"{live_memories.url}/memories/garden" in page
