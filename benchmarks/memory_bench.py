@@ -1,11 +1,16 @@
 """Memory service benchmark: recall, writes, /duplicates, import rate and memory at 1k-100k facts.
 
-    .venv/bin/python benchmarks/memory_bench.py [--sizes 1000,10000,100000] [--queries 200]
+    .venv/bin/python benchmarks/memory_bench.py [--sizes 1000,10000,100000] [--queries 200] [--million]
 
 Builds one memory up through the sizes with the real model, and at each size measures:
 recall p50/p95 engine-only and through HTTP (both embed the query), the floor (a bare FTS5
 top 30 + a bare numpy top 30 + one query embedding), write p50, /duplicates, import rate
-and peak RSS (this process and the service's).
+and peak RSS (this process and the service's), /duplicates at 0.97 and 0.85 (the pairs kept
+on write) and 0.80, the nearest-neighbour histogram, and start time (open + first recall).
+
+--million then grows the memory to 1,000,000 facts for start time and recall only: synthetic
+text, and vectors beyond the real ones are the real embeddings tiled with small noise (written
+straight to the tables, not embedded; the pairs table is not extended for them).
 """
 
 from __future__ import annotations
@@ -58,15 +63,83 @@ def floor_query(memory: Memory, embedder: MiniLM, query: str) -> None:
     match = memory.fusion.match(query)  # the same MATCH recall runs
     if match:
         memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall()
-    m = memory.vectors.matrix[: memory.vectors.n]
-    s = m @ q
-    np.argpartition(-s, 29)[:30]
+    for part in memory.vectors.parts.values():  # the whole matrix, as one bare product
+        if part.n > 30:
+            np.argpartition(-(part.m @ q), 29)[:30]
+
+
+def start_time(db: Path, embedder: MiniLM, query: str) -> float:
+    """Open the memory and answer one recall (the model is already loaded). The open before it
+    writes the snapshot if the memory has none yet; this one is the start a restart sees."""
+    Memory(db, embedder).close()
+    t = time.perf_counter()
+    memory = Memory(db, embedder)
+    memory.recall(query)
+    took = time.perf_counter() - t
+    memory.close()
+    return took
+
+
+def million(db: Path, embedder: MiniLM, queries: list[str], total: int = 1_000_000) -> dict:
+    """Grow to `total` facts with tiled vectors, then time start and recall."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    have = conn.execute("SELECT count(*) FROM facts").fetchone()[0]
+    real = conn.execute("SELECT v.embedding, f.type FROM vectors v JOIN facts f ON f.id = v.fact_id").fetchall()
+    base = np.frombuffer(b"".join(r[0] for r in real), "<f4").reshape(len(real), -1)
+    texts = synthetic.facts(total + 200_000, seed=23)
+    rng = np.random.default_rng(5)
+    print(f"# 1M: {total - have} facts beyond the {have} real ones: synthetic text, real vectors tiled with "
+          "noise (sigma 0.02, renormalised), written straight to the tables", flush=True)
+    t = time.perf_counter()
+    conn.execute("BEGIN")
+    now = "2026-11-30T00:00:00.000000Z"
+    for start in range(0, total - have, 10_000):
+        chunk = texts[start : start + min(10_000, total - have - start)]
+        pick = rng.integers(0, len(base), len(chunk))
+        vecs = base[pick] + rng.normal(0, 0.02, (len(chunk), base.shape[1])).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        cur = conn.execute("SELECT coalesce(max(id), 0) FROM facts").fetchone()[0]
+        ids = range(cur + 1, cur + 1 + len(chunk))
+        types = [real[i][1] for i in pick]
+        conn.executemany("INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         [(i, f["text"], f["text"].lower(), ty, "bench", now, now) for i, f, ty in zip(ids, chunk, types)])
+        conn.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(i, f["text"]) for i, f in zip(ids, chunk)])
+        conn.executemany("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                         [(i, embedder.model_id, base.shape[1], v.astype("<f4").tobytes()) for i, v in zip(ids, vecs)])
+    conn.execute("COMMIT")
+    conn.close()
+    print(f"# 1M: written in {time.perf_counter() - t:.0f} s", flush=True)
+    t = time.perf_counter()
+    Memory(db, embedder).close()  # the first open reads the table and writes the snapshot
+    first_open = time.perf_counter() - t
+    start = start_time(db, embedder, queries[0])
+    memory = Memory(db, embedder)
+    for q in queries[:10]:
+        memory.recall(q)
+    engine, floor = [], []
+    for q in queries:
+        engine.append(timed(memory.recall, q))
+        floor.append(timed(floor_query, memory, embedder, q))
+    row = {
+        "facts": memory.count(),
+        "engine recall p50 ms": pct(engine, 50), "engine recall p95 ms": pct(engine, 95),
+        "floor p50 ms": pct(floor, 50),
+        "engine/floor p50": statistics.median(engine) / statistics.median(floor),
+        "start s": start, "first open (table) s": first_open,
+        "bench RSS MB": rss_mb(),
+    }
+    memory.close()
+    print(" | ".join(f"{k}: {v:.2f}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()), flush=True)
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--million", action="store_true", help="then 1M facts: start time and recall")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -106,9 +179,13 @@ def main() -> None:
             if found:
                 memory.delete(found[0].id)
         dup_time = timed(memory.duplicates, 0.97)
+        dup85 = timed(memory.duplicates, 0.85)
+        dup80 = timed(memory.duplicates, 0.80)
+        near_time = timed(memory.nearest)
         engine_rss = rss_mb()
 
         memory.close()
+        start = start_time(tmp / "bench.db", embedder, queries[0])
         service = Service(tmp / "bench.db").start(timeout=600)
         with service.client() as api:
             for q in queries[:10]:
@@ -130,16 +207,21 @@ def main() -> None:
             "http recall p50 ms": pct(http, 50), "http recall p95 ms": pct(http, 95),
             "write p50 ms": pct(writes, 50),
             "duplicates s": dup_time, "http duplicates s": http_dup,
+            "duplicates 0.85 s": dup85, "duplicates 0.80 s": dup80, "nearest s": near_time,
+            "start s": start,
             "bench RSS MB": engine_rss, "service RSS MB": service_rss,
         }
         rows.append(row)
         print(" | ".join(f"{k}: {v:.2f}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()), flush=True)
 
+    if args.million:
+        memory.close()
+        rows.append(million(tmp / "bench.db", embedder, queries))
     keys = list(rows[0])
     print("\n| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
     for row in rows:
-        print("| " + " | ".join(f"{row[k]:.2f}" if isinstance(row[k], float) else str(row[k]) for k in keys) + " |")
+        print("| " + " | ".join(f"{row.get(k, float('nan')):.2f}" if isinstance(row.get(k, 0.0), float) else str(row[k]) for k in keys) + " |")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .recall import PRESETS, Fusion
-from .store import DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .store import DEFAULT_FLOOR, DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
 IMPORT_BATCH = 64
 URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement
@@ -44,7 +44,10 @@ def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
 def memory_at(db: str, embedder) -> Memory:
     """The memory in file db with an embedder already loaded (serve --dir shares one among all)."""
     threshold = env_float("MEMORY_DUP_THRESHOLD", DEFAULT_THRESHOLD)
-    return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold)
+    floor = env_float("MEMORY_REVIEW_FLOOR", DEFAULT_FLOOR)  # pairs at or above it are kept on write
+    if not 0.5 <= floor <= threshold:
+        raise SystemExit(f"error: MEMORY_REVIEW_FLOOR must be between 0.5 and the duplicate threshold ({threshold})")
+    return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold, floor=floor)
 
 
 def serve(args: argparse.Namespace) -> int:

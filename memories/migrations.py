@@ -30,6 +30,36 @@ MIGRATIONS: list[str] = [
         embedding BLOB NOT NULL  -- little-endian float32, dims values
     );
     """,
+    # 2: near-duplicate pairs kept on write. Each same-type pair at or above the review floor,
+    # once (a < b), written in the same transaction as the fact it comes from; `meta` holds the
+    # floor they were built at (none yet: the engine builds them when it opens).
+    # `vector_changes` logs, by trigger, every fact whose vector or type changed, so a snapshot
+    # of the matrix (store.py) knows whether it is still the table's and which rows to patch.
+    """
+    CREATE TABLE pairs (
+        a INTEGER NOT NULL,
+        b INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        score REAL NOT NULL,
+        PRIMARY KEY (a, b)
+    ) WITHOUT ROWID;
+    -- (b, type, score) covers the nearest-neighbour histogram's scan
+    CREATE INDEX pairs_b ON pairs (b, type, score);
+    CREATE INDEX pairs_score ON pairs (score DESC, type);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+    CREATE TABLE vector_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, fact_id INTEGER NOT NULL);
+    INSERT INTO vector_changes (fact_id) VALUES (0);
+    CREATE TRIGGER vectors_insert AFTER INSERT ON vectors BEGIN
+        INSERT INTO vector_changes (fact_id) VALUES (NEW.fact_id); END;
+    CREATE TRIGGER vectors_update AFTER UPDATE ON vectors BEGIN
+        INSERT INTO vector_changes (fact_id) VALUES (NEW.fact_id); END;
+    CREATE TRIGGER vectors_delete AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_changes (fact_id) VALUES (OLD.fact_id); END;
+    CREATE TRIGGER facts_type AFTER UPDATE OF type ON facts BEGIN
+        INSERT INTO vector_changes (fact_id) VALUES (NEW.id); END;
+    CREATE TRIGGER facts_delete AFTER DELETE ON facts BEGIN
+        INSERT INTO vector_changes (fact_id) VALUES (OLD.id); END;
+    """,
 ]
 
 

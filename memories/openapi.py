@@ -244,6 +244,8 @@ def openapi_document() -> dict:
             }},
             "/duplicates": {"get": {
                 "summary": "Same-type pairs at or above a cosine threshold, highest first",
+                "description": "At or above the review floor the pairs kept on write are read; below it every pair "
+                "is computed, which is slow on a big memory.",
                 "parameters": [
                     query("threshold", {"type": "number", "minimum": 0.5, "maximum": 1, "default": 0.97}),
                     query("type", TYPE_FILTER),
@@ -255,9 +257,10 @@ def openapi_document() -> dict:
                 })), **errors("401", "422")},
             }},
             "/duplicates/nearest": {"get": {
-                "summary": "Every fact's cosine with its nearest same-type neighbour",
+                "summary": "Each fact's cosine with its nearest same-type neighbour, where that is at or above the review floor",
                 "parameters": [query("type", TYPE_FILTER)],
-                "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})}})),
+                "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})},
+                                        "floor": {"type": "number", "description": "facts whose nearest is below it are not listed"}})),
                               **errors("401", "422")},
             }},
             "/stats": {"get": {"summary": "Counts and orphans", "responses": {**ok(STATS), **errors("401")}}},

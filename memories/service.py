@@ -308,7 +308,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/duplicates/nearest", ["GET"])
     async def nearest(request: Request) -> Response:
         found = await run(memory.nearest, request.query_params.get("type") or None)
-        return JSONResponse({"nearest": [{"id": i, "score": s} for i, s in found]})
+        return JSONResponse({"nearest": [{"id": i, "score": s} for i, s in found], "floor": memory.floor})
 
     @route("/stats", ["GET"])
     async def stats(request: Request) -> Response:

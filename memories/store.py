@@ -7,11 +7,16 @@ write. Embedding, the slow part, happens before the lock is taken.
 Another process may write the same file (`python -m memories import --db`, a second `serve`).
 Its rows, FTS entries and vectors are in the file, but not in this process's vector matrix. So
 every read and every write starts by asking SQLite whether anyone else has committed since we
-last looked (`PRAGMA data_version`, one cheap pragma) and, if so, reloads the matrix from the
-vectors table before using it. Reads run in one read transaction and writes check inside their
-BEGIN IMMEDIATE, so the matrix and the rows they read are always the same snapshot. Reloading
-the whole matrix is the simple, correct choice: it costs a scan of the vectors table (about 50 ms
-at 10,000 facts) only after a foreign write; the check itself is about 10 microseconds a call.
+last looked (`PRAGMA data_version`, one cheap pragma) and, if so, re-reads the vectors of the
+facts that the change log (`vector_changes`, kept by triggers) names since the matrix was last
+in step. Reads run in one read transaction and writes check inside their BEGIN IMMEDIATE, so the
+matrix and the rows they read are always the same snapshot. The check is about 10 microseconds.
+
+Opening a big memory reads a snapshot of the matrix beside the file (snapshot.py), patched from
+the same log; the table is read whole only without a usable snapshot.
+
+Near-duplicate pairs at or above the review floor live in SQLite (`pairs`), written in the same
+transaction as the fact, so they stay right whichever process writes.
 """
 
 from __future__ import annotations
@@ -28,17 +33,21 @@ from pathlib import Path
 
 import numpy as np
 
+from . import snapshot
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .dedup import distinct
 from .recall import DEFAULT, Fused, Fusion, fuse, names, owned, quote, terms, via
-from .vectors import TYPES, VectorIndex
+from .vectors import TYPE_CODE, TYPES, VectorIndex
 
 MAX_TEXT = 8000
 MAX_SOURCE = 200
 MAX_QUERY = 32_000
 MAX_FILTER = MAX_TEXT  # a longer substring can match no fact
 DEFAULT_THRESHOLD = 0.97
+# Pairs at or above this cosine are kept on write (the `pairs` table): /duplicates at or above
+# it is a table read; below it, all pairs are computed.
+DEFAULT_FLOOR = 0.80
 NEAR_CANDIDATES = 10  # same-type neighbours over the threshold that dedup looks at
 MODES = ("hybrid", "keyword", "vector")  # hybrid fuses both lists; the others answer from one
 
@@ -195,11 +204,13 @@ class Memory:
         embedder: Embedder | None,
         fusion: Fusion | None = None,
         threshold: float = DEFAULT_THRESHOLD,
+        floor: float = DEFAULT_FLOOR,
     ):
         self.path = str(path)
         self.embedder = embedder
         self.fusion = fusion or DEFAULT
         self.threshold = threshold
+        self.floor = floor
         self._lock = threading.RLock()
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -209,8 +220,14 @@ class Memory:
         migrate(self.db)
         self.vectors = VectorIndex(embedder.dims if embedder else 0)
         self._version: int | None = None  # PRAGMA data_version when the matrix was last in step
+        self._seq: int | None = None  # the last vector_changes entry the matrix includes
+        self._saved_seq: int | None = None  # ... and the snapshot on disk
+        self._reread = 0  # rows read from the table by the last sync
         with self._reading():  # loads the matrix
             pass
+        if self._reread > 1000:  # the next open reads a snapshot instead (after a kill -9, say)
+            self.save_snapshot()
+        self._build_pairs()
         # For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer.
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
@@ -222,22 +239,86 @@ class Memory:
 
     def close(self) -> None:
         with self._lock:
+            self.save_snapshot()
             self.db.close()
 
+    def _last_change(self) -> int:
+        return self.db.execute("SELECT max(seq) FROM vector_changes").fetchone()[0] or 0
+
     def _sync(self) -> None:
-        """Reload the matrix if another connection has committed since we last looked (call it
-        inside a transaction, so the rows read next are the snapshot the matrix comes from)."""
+        """Bring the matrix in step if another connection has committed since we last looked (call
+        it inside a transaction, so the rows read next are the snapshot the matrix comes from).
+        Only the facts the change log names are read again; the whole table only when the log
+        no longer reaches back to our matrix (a snapshot pruned it) or on first open without a
+        snapshot."""
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self._version:
             return
         if self.embedder:
+            last = self._last_change()
+            if self._seq is None:
+                snap = snapshot.load(self.path, self.model, self.embedder.dims)
+                if snap and self._log_reaches(snap.seq):
+                    self.vectors = VectorIndex.from_arrays(self.embedder.dims, snap.ids, snap.types, snap.matrix)
+                    self._seq = self._saved_seq = snap.seq
+            if self._seq is None or not self._log_reaches(self._seq) or not self._patch(self._seq, last):
+                rows = self.db.execute(
+                    "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
+                    " WHERE v.model = ? AND v.dims = ?",
+                    (self.model, self.embedder.dims),
+                ).fetchall()
+                self.vectors = VectorIndex.of(self.embedder.dims, rows)
+                self._reread = len(rows)
+            self._seq = last
+        self._version = version
+
+    def _log_reaches(self, seq: int) -> bool:
+        """The change log still holds every entry after `seq` (pruning keeps `seq` itself)."""
+        first = self.db.execute("SELECT min(seq) FROM vector_changes").fetchone()[0]
+        return first is not None and first <= seq <= self._last_change()
+
+    def _patch(self, since: int, last: int) -> bool:
+        """Read again the facts changed after `since`; False when so many changed that the whole
+        table is the quicker read."""
+        if last == since:
+            return True
+        changed = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT fact_id FROM vector_changes WHERE seq > ?", (since,))]
+        if len(changed) > max(1000, len(self.vectors) // 4):
+            return False
+        self._reread = len(changed)
+        for fid in changed:
+            self.vectors.remove(fid)
+        for i in range(0, len(changed), 500):
+            part = changed[i : i + 500]
             rows = self.db.execute(
                 "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
-                " WHERE v.model = ? AND v.dims = ?",
-                (self.model, self.embedder.dims),
-            ).fetchall()
-            self.vectors = VectorIndex.of(self.embedder.dims, rows)
-        self._version = version
+                f" WHERE v.model = ? AND v.dims = ? AND v.fact_id IN ({','.join('?' * len(part))})",
+                (self.model, self.embedder.dims, *part),
+            )
+            for fid, type, blob in rows:
+                self.vectors.put(fid, type, np.frombuffer(blob, dtype="<f4"))
+        return True
+
+    def save_snapshot(self) -> bool:
+        """Write the matrix beside the database so the next open reads it in one go, then prune
+        the change log up to it. Skipped for small memories and when nothing changed."""
+        with self._lock:
+            if not self.embedder or self._seq is None or self._seq == self._saved_seq or len(self.vectors) < snapshot.MIN_FACTS:
+                return False
+            parts = [self.vectors.parts[t] for t in TYPES]
+            seq = self._seq
+            snapshot.save(self.path, self.model, seq,
+                          np.concatenate([p.fact_ids for p in parts]),
+                          np.concatenate([np.full(p.n, TYPE_CODE[t], np.int8) for t, p in zip(TYPES, parts)]),
+                          np.concatenate([p.m for p in parts]))
+            self._saved_seq = seq
+            try:
+                with transaction(self.db):
+                    self.db.execute("DELETE FROM vector_changes WHERE seq < ?", (seq,))
+            except sqlite3.OperationalError:
+                pass  # busy: the log is pruned next time
+            return True
 
     @contextmanager
     def _reading(self) -> Iterator[None]:
@@ -258,9 +339,12 @@ class Memory:
     def _writing(self) -> Iterator[None]:
         """The lock and BEGIN IMMEDIATE, then the matrix in step: no other writer can commit now,
         so dedup decides against everything in the file."""
-        with self._lock, transaction(self.db):
-            self._sync()
-            yield
+        with self._lock:
+            with transaction(self.db):
+                self._sync()
+                yield
+                last = self._last_change()
+            self._seq = last  # committed: the matrix, changed by the caller under this lock, is at it
 
     # -- reads -------------------------------------------------------------------------
 
@@ -357,6 +441,52 @@ class Memory:
         facts = self._get_many(fid for fid, _ in near)
         return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
 
+    def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray) -> tuple[int, str, float] | None:
+        """_near_duplicate over a similarity row already computed: the same candidates, in the
+        same order (score, then id), the first that says the same thing."""
+        over = scores >= self.threshold
+        if not over.any():
+            return None
+        ids, scores = ids[over], scores[over]
+        order = np.lexsort((ids, -scores))[:NEAR_CANDIDATES]
+        near = [(int(ids[i]), float(scores[i])) for i in order]
+        facts = self._get_many(fid for fid, _ in near)
+        return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
+
+    def _store_pairs(self, fid: int, type: str, ids: np.ndarray, scores: np.ndarray) -> None:
+        """The fact's same-type neighbours at or above the floor, into `pairs` (inside the write)."""
+        keep = scores >= self.floor
+        self.db.executemany(
+            "INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)",
+            [(min(fid, o), max(fid, o), type, s) for o, s in zip(ids[keep].tolist(), scores[keep].tolist()) if o != fid],
+        )
+
+    def _row_pairs(self, fid: int, type: str, vector: np.ndarray) -> None:
+        """Replace a fact's pairs with those of its current text and type (inside the write)."""
+        self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fid, fid))
+        part = self.vectors.parts[type]
+        self._store_pairs(fid, type, part.fact_ids, part.m @ vector)
+
+    def _build_pairs(self) -> None:
+        """All pairs at the floor, when the table was built at another floor or not yet (a memory
+        from before the table, or a new floor setting): one all-pairs pass, then kept on write."""
+        if not self.embedder:
+            return
+        with self._lock:
+            built = self.db.execute("SELECT value FROM meta WHERE key = 'pairs_floor'").fetchone()
+            if built and built[0] == self.floor:
+                return
+            with self._writing():
+                self._rebuild_pairs(self.vectors)
+
+    def _rebuild_pairs(self, index: VectorIndex) -> None:
+        self.db.execute("DELETE FROM pairs")
+        for t in TYPES:
+            s, a, b = index.pairs(t, self.floor)
+            self.db.executemany("INSERT INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)",
+                                zip(a.tolist(), b.tolist(), [t] * len(s), s.tolist()))
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pairs_floor', ?)", (self.floor,))
+
     def _find_duplicate(
         self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
     ) -> tuple[int, str, float] | None:
@@ -385,14 +515,27 @@ class Memory:
             added: list[tuple[int, str]] = []
             try:
                 with self._writing():
-                    # Near-dedup against what was stored before this batch in one matrix product;
-                    # against the batch's own new facts as they are added.
-                    prior = self.vectors.nearest_each(vectors, [c[1] for c in clean])
-                    for (text, type, source, created_at, updated_at, wanted_id), vector, near in zip(clean, vectors, prior):
-                        # The batch's one matrix product found each fact's nearest; only a fact near
-                        # something (or with same-type facts earlier in the batch) needs a closer look.
-                        close = (near and near[1] >= self.threshold) or any(t == type for _, t in added)
-                        dup = self._exact_duplicate(text, type) or (self._near_duplicate(text, type, vector) if close else None)
+                    # Each type's new facts against that type's stored rows, one matrix product a
+                    # type: it serves both the near-dedup check and the pairs kept for review.
+                    low = min(self.floor, self.threshold)
+                    types = [c[1] for c in clean]
+                    prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+                    for t in set(types):
+                        mine = [i for i, u in enumerate(types) if u == t]
+                        part = self.vectors.parts[t]
+                        ids, scores = part.fact_ids.copy(), vectors[mine] @ part.m.T
+                        for row, i in enumerate(mine):
+                            keep = scores[row] >= low
+                            prior[i] = ids[keep], scores[row][keep]
+                    within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
+                    batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
+                    for n, ((text, type, source, created_at, updated_at, wanted_id), vector) in enumerate(zip(clean, vectors)):
+                        near_ids, near_scores = prior[n]
+                        same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
+                        if same:
+                            near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
+                            near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
+                        dup = self._exact_duplicate(text, type) or self._near_among(text, near_ids, near_scores)
                         if dup:
                             existing = self._get_many([dup[0]])[dup[0]]
                             results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
@@ -411,9 +554,11 @@ class Memory:
                             "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                             (fid, self.model, len(vector), to_blob(vector)),
                         )
+                        self._store_pairs(fid, type, near_ids, near_scores)
                         # Later items of the same batch must see this one for dedup.
                         self.vectors.put(fid, type, vector)
                         added.append((fid, type))
+                        batch.append((fid, type, n))
                         results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
             except BaseException:
                 for fid, _ in added:  # the transaction rolled back: so does the matrix
@@ -464,6 +609,8 @@ class Memory:
                         "INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                         (fact_id, self.model, len(vector), to_blob(vector)),
                     )
+                if (reembed or new_type != current.type) and vector is not None:
+                    self._row_pairs(fact_id, new_type, vector)
             if vector is not None:
                 self.vectors.put(fact_id, new_type, vector)
         return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
@@ -476,6 +623,7 @@ class Memory:
                 self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
                 self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
                 self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+                self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fact_id, fact_id))
             self.vectors.remove(fact_id)
         return fact
 
@@ -500,9 +648,11 @@ class Memory:
                     "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                     [(r[0], self.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
                 )
-            self.vectors.clear()
-            for (fid, _, type), v in zip(rows, vectors):
-                self.vectors.put(fid, type, v)
+                index = VectorIndex(self.embedder.dims if self.embedder else 0)
+                for (fid, _, type), v in zip(rows, vectors):
+                    index.put(fid, type, v)
+                self._rebuild_pairs(index)
+            self.vectors = index
         return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": self.model}
 
     # -- recall ------------------------------------------------------------------------
@@ -719,33 +869,42 @@ class Memory:
     # -- curation ----------------------------------------------------------------------
 
     def duplicates(self, threshold: float = DEFAULT_THRESHOLD, type: str | None = None, limit: int = 1000) -> tuple[list[dict], int]:
-        """Same-type pairs with cosine >= threshold, highest first: (pairs, total found)."""
-        found: list[tuple[float, int, int]] = []
+        """Same-type pairs with cosine >= threshold, highest first: (pairs, total found). At or
+        above the floor they are read from the pairs kept on write; below it, computed."""
+        types = [clean_type(type)] if type else list(TYPES)
+        marks = ",".join("?" * len(types))
         with self._reading():
-            for t in [clean_type(type)] if type else TYPES:
-                for ids, r0, c0, block in self.vectors.pair_blocks(t):
-                    i, j = np.nonzero(block >= threshold)
-                    found += zip(block[i, j].tolist(), ids[r0 + i].tolist(), ids[c0 + j].tolist())
-            found.sort(key=lambda p: (-p[0], p[1], p[2]))
-            facts = self._get_many({fid for _, a, b in found[:limit] for fid in (a, b)})
-        pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found[:limit]]
-        return pairs, len(found)
+            if threshold >= self.floor and self._pairs_built():
+                where = f"score >= ? AND type IN ({marks})"
+                total = self.db.execute(f"SELECT count(*) FROM pairs WHERE {where}", (threshold, *types)).fetchone()[0]
+                found = self.db.execute(f"SELECT score, a, b FROM pairs WHERE {where} ORDER BY score DESC, a, b LIMIT ?",
+                                        (threshold, *types, limit)).fetchall()
+            else:
+                parts = [self.vectors.pairs(t, threshold) for t in types]
+                s, a, b = (np.concatenate([p[k] for p in parts]) for k in range(3))
+                total = len(s)
+                order = np.lexsort((b, a, -s))[:limit]
+                found = list(zip(s[order].tolist(), a[order].tolist(), b[order].tolist()))
+            facts = self._get_many({fid for _, a, b in found for fid in (a, b)})
+        pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found]
+        return pairs, total
+
+    def _pairs_built(self) -> bool:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'pairs_floor'").fetchone()
+        return bool(row) and row[0] == self.floor
 
     def nearest(self, type: str | None = None) -> list[tuple[int, float]]:
-        """Every fact's cosine with its nearest same-type neighbour (for a threshold histogram)."""
-        out = []
+        """Each fact's cosine with its nearest same-type neighbour, for a threshold histogram,
+        from the pairs kept on write: facts whose nearest is below the floor are not listed."""
+        types = [clean_type(type)] if type else list(TYPES)
+        marks = ",".join("?" * len(types))
+        # Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
         with self._reading():
-            for t in [clean_type(type)] if type else TYPES:
-                best = None
-                for ids, r0, c0, block in self.vectors.pair_blocks(t):
-                    if best is None:
-                        best = np.full(len(ids), -np.inf, dtype=np.float32)
-                    rows, cols = slice(r0, r0 + block.shape[0]), slice(c0, c0 + block.shape[1])
-                    best[rows] = np.maximum(best[rows], block.max(axis=1))
-                    best[cols] = np.maximum(best[cols], block.max(axis=0))
-                if best is not None and len(ids) > 1:
-                    out += [(int(i), float(s)) for i, s in zip(ids, best)]
-        return out
+            best = dict(self.db.execute(f"SELECT a, max(score) FROM pairs WHERE type IN ({marks}) GROUP BY a", types))
+            for fid, score in self.db.execute(f"SELECT b, max(score) FROM pairs WHERE type IN ({marks}) GROUP BY b", types):
+                if score > best.get(fid, -2.0):
+                    best[fid] = score
+        return sorted(best.items())
 
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
         self.get(fact_id)
@@ -779,7 +938,7 @@ class Memory:
             by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
             # The matrix recall searches must hold exactly the table's vectors (none of another model).
             table = {r[0] for r in self.db.execute("SELECT fact_id FROM vectors")}
-            in_step = not self.embedder or self.vectors.row.keys() == table
+            in_step = not self.embedder or self.vectors.ids() == table
         counts["by_type"] = {t: by_type.get(t, 0) for t in TYPES}
         counts["orphans"] = orphans
         counts["consistent"] = (in_step and not any(orphans.values())

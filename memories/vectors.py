@@ -1,49 +1,51 @@
-"""The in-memory vector matrix that exact cosine search runs over.
+"""The in-memory vectors that exact cosine search runs over, one matrix per fact type.
 
-Rows are L2-normalised, so cosine is a dot product. The matrix grows by doubling and a
-deleted row is filled by the last one, so a write costs O(dims), never a copy of the matrix.
-The engine changes it only under its lock, right after the matching database commit.
+Rows are L2-normalised, so cosine is a dot product. Each type has its own matrix: dedup and
+the pairs kept on write compare a fact only with its own type, so they read only those rows.
+A matrix grows by doubling and a deleted row is filled by the last one, so a write costs
+O(dims), never a copy. The engine changes them only under its lock, right after the matching
+database commit.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
 
 TYPES = ("fact", "skill", "log")
 TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
-BLOCK = 2048  # rows per block in all-pairs products: a 2048 x 2048 float32 block is 16 MiB
+BLOCK = 2048  # rows per tile in all-pairs products: a 2048 x 2048 float32 tile is 16 MiB
 
 
-class VectorIndex:
+class Rows:
+    """One type's vectors and the fact ids of its rows."""
+
     def __init__(self, dims: int, capacity: int = 1024):
-        self.dims = dims
         self.n = 0
         self.matrix = np.zeros((capacity, dims), dtype=np.float32)
         self.ids = np.zeros(capacity, dtype=np.int64)
-        self.types = np.zeros(capacity, dtype=np.int8)
         self.row: dict[int, int] = {}
 
     @classmethod
-    def of(cls, dims: int, rows: list[tuple[int, str, bytes]]) -> VectorIndex:
-        """An index of (id, type, little-endian float32 blob) rows, built in one go."""
-        index = cls(dims, capacity=max(1024, len(rows)))
-        n = index.n = len(rows)
-        if n:
-            index.ids[:n] = [r[0] for r in rows]
-            index.types[:n] = [TYPE_CODE[r[1]] for r in rows]
-            index.matrix[:n] = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(n, dims)
-            index.row = {fid: i for i, fid in enumerate(index.ids[:n].tolist())}
-        return index
+    def of(cls, ids: np.ndarray, matrix: np.ndarray) -> Rows:
+        rows = cls(matrix.shape[1], capacity=max(1024, len(ids)))
+        rows.n = len(ids)
+        rows.ids[: rows.n] = ids
+        rows.matrix[: rows.n] = matrix
+        rows.row = {fid: i for i, fid in enumerate(ids.tolist())}
+        return rows
 
-    def __len__(self) -> int:
-        return self.n
+    @property
+    def m(self) -> np.ndarray:
+        return self.matrix[: self.n]
 
-    def __contains__(self, fact_id: int) -> bool:
-        return fact_id in self.row
+    @property
+    def fact_ids(self) -> np.ndarray:
+        return self.ids[: self.n]
 
-    def put(self, fact_id: int, type: str, vector: np.ndarray) -> None:
+    def put(self, fact_id: int, vector: np.ndarray) -> None:
         i = self.row.get(fact_id)
         if i is None:
             if self.n == len(self.ids):
@@ -53,7 +55,6 @@ class VectorIndex:
             self.row[fact_id] = i
             self.ids[i] = fact_id
         self.matrix[i] = vector
-        self.types[i] = TYPE_CODE[type]
 
     def remove(self, fact_id: int) -> None:
         i = self.row.pop(fact_id, None)
@@ -62,79 +63,160 @@ class VectorIndex:
         last = self.n - 1
         if i != last:
             moved = int(self.ids[last])
-            self.matrix[i], self.ids[i], self.types[i] = self.matrix[last], moved, self.types[last]
+            self.matrix[i], self.ids[i] = self.matrix[last], moved
             self.row[moved] = i
         self.n = last
 
-    def clear(self) -> None:
-        self.n = 0
-        self.row.clear()
-
-    def vector(self, fact_id: int) -> np.ndarray | None:
-        i = self.row.get(fact_id)
-        return None if i is None else self.matrix[i]
-
-    def scores(self, query: np.ndarray, type: str | None = None) -> np.ndarray:
-        """Cosine of every row with the query; rows of another type get -inf."""
-        s = self.matrix[: self.n] @ query
-        if type is not None:
-            s[self.types[: self.n] != TYPE_CODE[type]] = -np.inf
-        return s
-
-    def search(self, query: np.ndarray, type: str | None = None, k: int = 30, exclude: int | None = None) -> list[tuple[int, float]]:
-        """The k nearest facts as (id, cosine), best first."""
-        s = self.scores(query, type)
-        if exclude is not None and exclude in self.row:
-            s[self.row[exclude]] = -np.inf
-        k = min(k, len(s))
-        if k == 0:
-            return []
-        top = np.argpartition(-s, k - 1)[:k]
-        top = top[np.lexsort((self.ids[top], -s[top]))]  # by score, then id: stable output
-        return [(int(self.ids[i]), float(s[i])) for i in top if s[i] != -np.inf]
-
-    def nearest_each(self, queries: np.ndarray, types: list[str]) -> list[tuple[int, float] | None]:
-        """Each query's nearest row of its own type, in one matrix product (a batch's dedup)."""
-        if self.n == 0 or len(queries) == 0:
-            return [None] * len(queries)
-        s = queries @ self.matrix[: self.n].T
-        codes = np.array([TYPE_CODE[t] for t in types], dtype=np.int8)
-        s[codes[:, None] != self.types[None, : self.n]] = -np.inf
-        best = s.argmax(axis=1)
-        return [None if s[i, j] == -np.inf else (int(self.ids[j]), float(s[i, j])) for i, j in enumerate(best)]
-
-    def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None) -> tuple[int | None, float | None]:
-        """Where one fact stands for a query: (1-based rank or None, cosine)."""
-        i = self.row.get(fact_id)
-        if i is None:
-            return None, None
-        s = self.scores(query, type)
-        if s[i] == -np.inf:
-            return None, float(self.matrix[i] @ query)
-        return int((s > s[i]).sum()) + 1, float(s[i])
-
-    def pair_blocks(self, type: str) -> Iterator[tuple[np.ndarray, int, int, np.ndarray]]:
-        """All same-type pairs, one BLOCK x BLOCK tile at a time: (ids, row0, col0, cosines).
-
-        Only tiles on or above the diagonal are computed, and on the diagonal only j > i: each
-        pair once, never a fact with itself (the rest of a tile is -inf). Tiles keep memory flat
-        however many facts there are. ids maps a tile's row and column numbers (offset by row0
-        and col0) back to fact ids.
-        """
-        rows = np.flatnonzero(self.types[: self.n] == TYPE_CODE[type])
-        m = self.matrix[rows]
-        ids = self.ids[rows]
-        for r0 in range(0, len(rows), BLOCK):
-            for c0 in range(r0, len(rows), BLOCK):
-                tile = m[r0 : r0 + BLOCK] @ m[c0 : c0 + BLOCK].T
-                if c0 == r0:
-                    tile[np.tri(*tile.shape, dtype=bool)] = -np.inf
-                yield ids, r0, c0, tile
-
     def _grow(self) -> None:
         capacity = max(1024, 2 * len(self.ids))
-        for name in ("matrix", "ids", "types"):
+        for name in ("matrix", "ids"):
             old = getattr(self, name)
             new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
             new[: self.n] = old[: self.n]
             setattr(self, name, new)
+
+
+class VectorIndex:
+    def __init__(self, dims: int):
+        self.dims = dims
+        self.parts = {t: Rows(dims) for t in TYPES}
+        self.type_of: dict[int, str] = {}
+
+    @classmethod
+    def of(cls, dims: int, rows: list[tuple[int, str, bytes]]) -> VectorIndex:
+        """An index of (id, type, little-endian float32 blob) rows, built in one go."""
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        types = np.array([TYPE_CODE[r[1]] for r in rows], dtype=np.int8)
+        blobs = b"".join(r[2] for r in rows)
+        matrix = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), dims) if rows else np.zeros((0, dims), np.float32)
+        return cls.from_arrays(dims, ids, types, matrix)
+
+    @classmethod
+    def from_arrays(cls, dims: int, ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> VectorIndex:
+        index = cls(dims)
+        ordered = bool(np.all(types[1:] >= types[:-1]))  # a snapshot is: each type is a slice
+        for t, code in TYPE_CODE.items():
+            if ordered:
+                lo, hi = np.searchsorted(types, code), np.searchsorted(types, code, side="right")
+                mask = slice(lo, hi)
+            else:
+                mask = types == code
+            index.parts[t] = Rows.of(ids[mask], matrix[mask])
+            index.type_of.update(dict.fromkeys(ids[mask].tolist(), t))
+        return index
+
+    def __len__(self) -> int:
+        return len(self.type_of)
+
+    def __contains__(self, fact_id: int) -> bool:
+        return fact_id in self.type_of
+
+    def ids(self) -> set[int]:
+        return set(self.type_of)
+
+    def put(self, fact_id: int, type: str, vector: np.ndarray) -> None:
+        old = self.type_of.get(fact_id)
+        if old is not None and old != type:
+            vector = np.array(vector)  # it may be a view of the row that removing overwrites
+            self.parts[old].remove(fact_id)
+        self.parts[type].put(fact_id, vector)
+        self.type_of[fact_id] = type
+
+    def remove(self, fact_id: int) -> None:
+        type = self.type_of.pop(fact_id, None)
+        if type is not None:
+            self.parts[type].remove(fact_id)
+
+    def clear(self) -> None:
+        self.parts = {t: Rows(self.dims) for t in TYPES}
+        self.type_of.clear()
+
+    def vector(self, fact_id: int) -> np.ndarray | None:
+        type = self.type_of.get(fact_id)
+        if type is None:
+            return None
+        part = self.parts[type]
+        return part.matrix[part.row[fact_id]]
+
+    def _scored(self, query: np.ndarray, type: str | None,
+                exclude: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(ids, cosines) of each type's rows that the query looks at; `exclude` gets -inf."""
+        for t in [type] if type else TYPES:
+            part = self.parts[t]
+            if part.n:
+                s = part.m @ query
+                if exclude in part.row:
+                    s[part.row[exclude]] = -np.inf
+                yield part.fact_ids, s
+
+    def search(self, query: np.ndarray, type: str | None = None, k: int = 30,
+               exclude: int | None = None) -> list[tuple[int, float]]:
+        """The k nearest facts as (id, cosine), best first, ties by id: stable output."""
+        ids_all, s_all = [], []
+        for ids, s in self._scored(query, type, exclude):
+            kk = min(k, len(s))
+            top = np.argpartition(-s, kk - 1)[:kk]
+            ids_all.append(ids[top])
+            s_all.append(s[top])
+        if not ids_all:
+            return []
+        ids, s = np.concatenate(ids_all), np.concatenate(s_all)
+        order = np.lexsort((ids, -s))[:k]
+        return [(int(ids[i]), float(s[i])) for i in order if s[i] != -np.inf]
+
+    def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None) -> tuple[int | None, float | None]:
+        """Where one fact stands for a query: (1-based rank or None, cosine)."""
+        mine = self.vector(fact_id)
+        if mine is None:
+            return None, None
+        cosine = float(mine @ query)
+        if type is not None and self.type_of[fact_id] != type:
+            return None, cosine
+        part = self.parts[self.type_of[fact_id]]
+        own = float((part.m @ query)[part.row[fact_id]])  # as search computes it, bit for bit
+        return sum(int((s > own).sum()) for _, s in self._scored(query, type)) + 1, own
+
+    def pairs(self, type: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every same-type pair at or above `threshold` as (cosines, smaller ids, larger ids).
+
+        Rows are sorted by their coordinate on the first principal component. Two unit vectors
+        with cosine >= T are at most sqrt(2 - 2T) apart, and so are their coordinates on any
+        unit direction: a tile whose coordinate ranges are further apart than that holds no
+        pair, and nor does any tile further along the row. Exact, and much faster at high T.
+        One output buffer serves every tile, so memory stays flat however many facts there are.
+        """
+        part = self.parts[type]
+        n = part.n
+        empty = np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if n < 2:
+            return empty
+        m = part.m
+        sample = m[:: max(1, n // 4096)]
+        centred = sample - sample.mean(axis=0)
+        direction = np.linalg.eigh(centred.T @ centred)[1][:, -1].astype(np.float32)
+        coord = m @ direction
+        order = np.argsort(coord, kind="stable")
+        m, ids, coord = m[order], part.fact_ids[order], coord[order]
+        reach = math.sqrt(max(0.0, 2 - 2 * threshold)) + 1e-4  # float32 rounding cannot lose a pair
+        buffer = np.empty((BLOCK, BLOCK), dtype=np.float32)
+        found_s, found_i, found_j = [], [], []
+        for r0 in range(0, n, BLOCK):
+            rows = m[r0 : r0 + BLOCK]
+            top = coord[min(n, r0 + BLOCK) - 1]
+            for c0 in range(r0, n, BLOCK):
+                if coord[c0] - top > reach:
+                    break  # sorted: every later tile is further still
+                cols = m[c0 : c0 + BLOCK]
+                tile = buffer[: len(rows), : len(cols)]
+                np.matmul(rows, cols.T, out=tile)
+                if c0 == r0:
+                    tile[np.tri(*tile.shape, dtype=bool)] = -np.inf
+                i, j = np.nonzero(tile >= threshold)
+                if len(i):
+                    found_s.append(tile[i, j].copy())
+                    found_i.append(ids[r0 + i])
+                    found_j.append(ids[c0 + j])
+        if not found_s:
+            return empty
+        s, a, b = np.concatenate(found_s), np.concatenate(found_i), np.concatenate(found_j)
+        return s, np.minimum(a, b), np.maximum(a, b)

@@ -8,6 +8,7 @@ interface Env {
   EMBED_MODEL: string;  // with EMBEDDER=ai: any @cf/baai/bge-* model
   EMBED_DIMS?: string;  // with EMBEDDER=http: the model's width
   DUPLICATE_THRESHOLD?: string;  // cosine at or above which a new fact is a near duplicate
+  REVIEW_FLOOR?: string;  // cosine at or above which pairs are kept for review (0.80)
 }
 
 declare module "*.json" {

@@ -28,6 +28,11 @@ const MAX_LIMIT = 100;
 const MAX_BATCH = 100;
 const DEFAULT_THRESHOLD = 0.97;
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
+// Pairs at or above this cosine are kept on write (the pairs table), as store.py's DEFAULT_FLOOR.
+const DEFAULT_FLOOR = 0.8;
+// The pairs of facts stored before the table are filled in slices of about this many
+// multiply-adds (a second or two of JavaScript), one slice per alarm, so no event runs long.
+const FILL_WORK = 1e9;
 const MAX_ID = 2n ** 63n - 1n;
 // hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
 const MODES = ["hybrid", "keyword", "vector"] as const;
@@ -122,6 +127,7 @@ export class MemoryObject extends DurableObject<Env> {
   vectors = new VectorIndex(0);
   embedder: Embedder;
   threshold: number;
+  floor: number;
   fusion: Fusion = DEFAULT;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -129,10 +135,75 @@ export class MemoryObject extends DurableObject<Env> {
     this.sql = ctx.storage.sql;
     this.embedder = makeEmbedder(env);
     this.threshold = Number(env.DUPLICATE_THRESHOLD || DEFAULT_THRESHOLD);
+    this.floor = Number(env.REVIEW_FLOOR || DEFAULT_FLOOR);
     ctx.blockConcurrencyWhile(async () => {
       migrate(this.sql, ctx.storage);
       this.loadVectors();
+      this.startPairs();
+      await this.fillPairs();
     });
+  }
+
+  async alarm(): Promise<void> {
+    await this.fillPairs();
+  }
+
+  private meta(key: string): SqlStorageValue | null {
+    const rows = this.sql.exec("SELECT value FROM meta WHERE key = ?", key).toArray();
+    return rows.length ? rows[0].value : null;
+  }
+
+  private setMeta(key: string, value: SqlStorageValue): void {
+    this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value);
+  }
+
+  /** Pairs at another floor (or none yet: a memory from before the table) start again: every
+   * fact up to the newest now is to be filled in; facts written from now on bring their own. */
+  private startPairs(restart = false): void {
+    if (!restart && this.meta("pairs_floor") === this.floor) return;
+    this.ctx.storage.transactionSync(() => this.resetPairs());
+  }
+
+  private resetPairs(): void {
+    this.sql.exec("DELETE FROM pairs");
+    this.setMeta("pairs_floor", this.floor);
+    this.setMeta("pairs_upto", 0);
+    this.setMeta("pairs_target", this.sql.exec<{ n: number }>("SELECT coalesce(max(id), 0) AS n FROM facts").one().n);
+  }
+
+  /** Every pair at the floor is in the table (the fill has caught up). */
+  pairsReady(): boolean {
+    return this.meta("pairs_floor") === this.floor && (this.meta("pairs_upto") as number) >= (this.meta("pairs_target") as number);
+  }
+
+  /** One slice of the fill: each fact, in id order, with the same-type facts of smaller ids (a
+   * fact written meanwhile paired itself with everything when it was written). */
+  async fillPairs(): Promise<void> {
+    if (this.pairsReady() || this.meta("pairs_floor") !== this.floor) return;
+    const upto = this.meta("pairs_upto") as number;
+    const target = this.meta("pairs_target") as number;
+    const count = Math.max(1, Math.floor(FILL_WORK / Math.max(1, this.vectors.size * this.vectors.dims)));
+    const rows = this.sql.exec("SELECT id, type FROM facts WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", upto, target, count).toArray();
+    this.ctx.storage.transactionSync(() => {
+      for (const r of rows) {
+        const id = r.id as number;
+        const v = this.vectors.vector(id);
+        if (v) this.storePairs(id, r.type as FactType, this.vectors.scores(v, r.type as FactType), (other) => other < id);
+      }
+      this.setMeta("pairs_upto", rows.length < count ? target : (rows[rows.length - 1].id as number));
+    });
+    if (!this.pairsReady()) await this.ctx.storage.setAlarm(Date.now() + 10);
+  }
+
+  /** A fact's same-type neighbours at or above the floor, from its row of cosines, into pairs. */
+  private storePairs(id: number, type: FactType, row: Float64Array, keep: (other: number) => boolean = () => true): void {
+    const { ids } = this.vectors;
+    for (let i = 0; i < row.length; i++) {
+      const other = ids[i];
+      if (row[i] >= this.floor && other !== id && keep(other)) {
+        this.sql.exec("INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)", Math.min(id, other), Math.max(id, other), type, row[i]);
+      }
+    }
   }
 
   private loadVectors(): void {
@@ -176,7 +247,7 @@ export class MemoryObject extends DurableObject<Env> {
         GET: () => this.duplicates(floatParam(p.get("threshold"), "threshold", this.threshold, 0.5, 1.0),
           p.get("type") || null, intParam(p.get("limit"), "limit", 1000, 1, 10_000)),
       },
-      "/duplicates/nearest": { GET: () => ({ nearest: this.nearest(p.get("type") || null) }) },
+      "/duplicates/nearest": { GET: () => ({ nearest: this.nearest(p.get("type") || null), floor: this.floor }) },
       "/stats": { GET: () => this.stats() },
       "/reindex": { POST: () => this.reindex() },
     };
@@ -276,16 +347,26 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** [existing id, "exact" or "near", score] of a fact this one would duplicate. */
-  private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null): [number, string, number] | null {
+  private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null,
+    row: Float64Array | null = null): [number, string, number] | null {
     const exact = this.exactDuplicate(text, type, exclude);
     if (exact) return exact;
     // The nearest same-type facts at or above the threshold, best first; the first that does not
-    // differ in a number, date, name or negation is the duplicate (dedup.ts says why).
-    const near = this.vectors.search(vector, type, NEAR_CANDIDATES, exclude).filter(([, s]) => s >= this.threshold);
+    // differ in a number, date, name or negation is the duplicate (dedup.ts says why). A row of
+    // cosines already computed (for the pairs) gives the same candidates without a second scan.
+    const near = (row ? this.over(row, this.threshold) : this.vectors.search(vector, type, NEAR_CANDIDATES, exclude))
+      .filter(([, s]) => s >= this.threshold);
     if (!near.length) return null;
     const texts = this.getMany(near.map(([id]) => id));
     const same = near.find(([id]) => texts.has(id) && distinct(text, texts.get(id)!.text) === null);
     return same ? [same[0], "near", same[1]] : null;
+  }
+
+  /** The NEAR_CANDIDATES best [id, cosine] of a row at or above `min`, ties by id, as search orders them. */
+  private over(row: Float64Array, min: number): [number, number][] {
+    const out: [number, number][] = [];
+    for (let i = 0; i < row.length; i++) if (row[i] >= min) out.push([this.vectors.ids[i], row[i]]);
+    return out.sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, NEAR_CANDIDATES);
   }
 
   private async addOne(data: Record<string, unknown>): Promise<Response> {
@@ -318,7 +399,10 @@ export class MemoryObject extends DurableObject<Env> {
     try {
       return this.ctx.storage.transactionSync(() =>
         clean.map((c, i) => {
-          const dup = this.findDuplicate(c.text, c.type, vectors[i]);
+          // One scan of the type's rows serves the dedup check and the pairs (earlier facts of the
+          // batch are in the matrix already).
+          const row = this.vectors.scores(vectors[i], c.type);
+          const dup = this.findDuplicate(c.text, c.type, vectors[i], null, row);
           if (dup) {
             const fact = this.get(dup[0]);
             return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
@@ -335,6 +419,7 @@ export class MemoryObject extends DurableObject<Env> {
           this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
           this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
             id, this.embedder.model, vectors[i].length, blob(vectors[i]));
+          this.storePairs(id, c.type, row);
           this.vectors.put(id, c.type, vectors[i]);  // later facts of the batch dedup against it
           added.push(id);
           const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
@@ -380,6 +465,10 @@ export class MemoryObject extends DurableObject<Env> {
         this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, v!.length, blob(v!));
       }
+      if ((reembed || next.type !== current.type) && v) {  // its pairs are those of its new text and type
+        this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
+        this.storePairs(id, next.type, this.vectors.scores(v, next.type));
+      }
     });
     if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
     return { id, ...next, created_at: current.created_at, updated_at: updated };
@@ -391,6 +480,7 @@ export class MemoryObject extends DurableObject<Env> {
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM vectors WHERE fact_id = ?", id);
+      this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
     });
     this.vectors.remove(id);
     return { deleted: id, fact };
@@ -412,8 +502,10 @@ export class MemoryObject extends DurableObject<Env> {
         }
       });
       this.sql.exec("DELETE FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)");
+      this.resetPairs();  // every vector may have changed: the pairs are filled in again
     });
     this.loadVectors();
+    await this.fillPairs();
     const n = this.count();
     return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };
   }
@@ -630,15 +722,37 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   duplicates(threshold: number, type: string | null, limit: number) {
+    const types = this.types(type);
+    if (threshold >= this.floor && this.pairsReady()) {  // the pairs kept on write
+      const where = `score >= ? AND type IN (${types.map(() => "?").join(",")})`;
+      const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM pairs WHERE ${where}`, threshold, ...types).one().n;
+      const rows = this.sql.exec(`SELECT score, a, b FROM pairs WHERE ${where} ORDER BY score DESC, a, b LIMIT ?`, threshold, ...types, limit).toArray();
+      const facts = this.getMany(rows.flatMap((r) => [r.a as number, r.b as number]));
+      return { pairs: rows.map((r) => ({ a: facts.get(r.a as number), b: facts.get(r.b as number), score: r.score })), total, threshold };
+    }
     const found: [number, number, number][] = [];
-    for (const t of this.types(type)) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push(p);
+    for (const t of types) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
     found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
     const top = found.slice(0, limit);
     const facts = this.getMany(top.flatMap(([, a, b]) => [a, b]));
     return { pairs: top.map(([s, a, b]) => ({ a: facts.get(a), b: facts.get(b), score: s })), total: found.length, threshold };
   }
 
+  /** Each fact's nearest same-type cosine, for the histogram: from the pairs kept on write, so
+   * facts whose nearest is below the floor are not listed (as store.py's `nearest`). */
   nearest(type: string | null) {
+    const types = this.types(type);
+    if (this.pairsReady()) {
+      // Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
+      const marks = types.map(() => "?").join(",");
+      const best = new Map<number, number>();
+      for (const side of ["a", "b"]) {
+        for (const r of this.sql.exec(`SELECT ${side} AS id, max(score) AS s FROM pairs WHERE type IN (${marks}) GROUP BY ${side}`, ...types)) {
+          if (!(best.get(r.id as number)! >= (r.s as number))) best.set(r.id as number, r.s as number);
+        }
+      }
+      return [...best].sort((x, y) => x[0] - y[0]).map(([id, score]) => ({ id, score }));
+    }
     const best = new Map<number, number>();
     for (const t of this.types(type)) {
       for (const [s, a, b] of this.vectors.pairs(t)) {
@@ -646,7 +760,7 @@ export class MemoryObject extends DurableObject<Env> {
         if (!(best.get(b)! >= s)) best.set(b, s);
       }
     }
-    return [...best].map(([id, score]) => ({ id, score }));
+    return [...best].filter(([, score]) => score >= this.floor).map(([id, score]) => ({ id, score }));
   }
 
   neighbours(id: number, limit: number) {

@@ -27,6 +27,20 @@ export const MIGRATIONS: string[] = [
    CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = 'porter unicode61');
    CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance);
    CREATE VIRTUAL TABLE fts_terms USING fts5vocab(facts_fts, instance);`,
+  // 2: near-duplicate pairs kept on write, as migration 2 of memories/migrations.py: each
+  // same-type pair at or above the review floor, once (a < b), written in the same transaction
+  // as the fact it comes from. `meta` holds the floor they are kept at and how far the pairs
+  // of facts stored before this table have been filled in (memory.ts `fillPairs`).
+  `CREATE TABLE pairs (
+     a INTEGER NOT NULL,
+     b INTEGER NOT NULL,
+     type TEXT NOT NULL,
+     score REAL NOT NULL,
+     PRIMARY KEY (a, b)
+   ) WITHOUT ROWID;
+   CREATE INDEX pairs_b ON pairs (b, type, score);
+   CREATE INDEX pairs_score ON pairs (score DESC, type);
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value);`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -1,0 +1,139 @@
+"""Memory Desk beside two peers on the same facts and query vectors: hybrid recall latency.
+
+    .venv/bin/python benchmarks/peers.py [--facts 100000] [--queries 200]
+
+Peers (not project dependencies; install them yourself to compare): sqlite-vec + FTS5 in one
+SQLite file (a vec0 KNN top 30 and an FTS5 BM25 top 30, fused by RRF), and LanceDB's hybrid
+search (its vector index + its full-text index, RRF). Each prints "skipped: X not installed"
+when absent. All take the same facts, the same query vectors (embedded once, beforehand) and
+the same FTS query text, so the times compare ranking alone, without the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import synthetic  # noqa: E402
+
+from memories.embeddings import MiniLM  # noqa: E402
+from memories.recall import match_expression  # noqa: E402
+from memories.store import Memory  # noqa: E402
+
+
+class Fixed:
+    """The model's vectors, computed once: every system ranks the same query vectors."""
+
+    def __init__(self, model: MiniLM, table: dict[str, np.ndarray]):
+        self.model_id, self.dims, self.model, self.table = model.model_id, model.dims, model, table
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            for i in range(0, len(missing), 256):
+                self.table.update(zip(missing[i : i + 256], self.model.embed(missing[i : i + 256])))
+        return np.stack([self.table[t] for t in texts])
+
+
+def report(name: str, samples: list[float]) -> None:
+    ms = np.array(samples) * 1000
+    print(f"| {name} | {np.percentile(ms, 50):.1f} | {np.percentile(ms, 95):.1f} |", flush=True)
+
+
+def ours(tmp: Path, embedder: Fixed, facts: list[dict], queries: list[str]) -> None:
+    memory = Memory(tmp / "ours.db", embedder)
+    for i in range(0, len(facts), 1000):
+        memory.add_many(facts[i : i + 1000])
+    memory.recall(queries[0])
+    report(f"Memory Desk engine ({memory.count()} facts)", [timed(memory.recall, q) for q in queries])
+    memory.close()
+
+
+def sqlite_vec(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[str], qvecs: np.ndarray) -> None:
+    if importlib.util.find_spec("sqlite_vec") is None:
+        print("| sqlite-vec + FTS5 | skipped: sqlite-vec not installed | |")
+        return
+    import sqlite3
+
+    import sqlite_vec as sv
+
+    db = sqlite3.connect(tmp / "vec.db")
+    db.enable_load_extension(True)
+    sv.load(db)
+    db.execute(f"CREATE VIRTUAL TABLE v USING vec0(embedding float[{vectors.shape[1]}] distance_metric=cosine)")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize = 'porter unicode61')")
+    db.executemany("INSERT INTO v (rowid, embedding) VALUES (?, ?)", ((i + 1, v.astype("<f4").tobytes()) for i, v in enumerate(vectors)))
+    db.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", ((i + 1, f["text"]) for i, f in enumerate(facts)))
+    db.commit()
+
+    def hybrid(query: str, qvec: np.ndarray) -> None:
+        vec = db.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 30 ORDER BY distance", (qvec.astype("<f4").tobytes(),)).fetchall()
+        match = match_expression(query, with_phrases=True, alias_self=True)
+        kw = db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall() if match else []
+        scores: dict[int, float] = {}
+        for hits in (vec, kw):
+            for rank, (rid,) in enumerate(hits, 1):
+                scores[rid] = scores.get(rid, 0) + 1 / (60 + rank)
+        sorted(scores, key=scores.get, reverse=True)[:15]
+
+    report("sqlite-vec + FTS5, RRF", [timed(hybrid, q, v) for q, v in zip(queries, qvecs)])
+
+
+def lancedb(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[str], qvecs: np.ndarray) -> None:
+    if importlib.util.find_spec("lancedb") is None:
+        print("| LanceDB hybrid | skipped: lancedb not installed | |")
+        return
+    import lancedb as ldb
+    import pyarrow as pa
+
+    db = ldb.connect(tmp / "lance")
+    table = db.create_table("facts", pa.table({
+        "id": np.arange(1, len(facts) + 1), "text": [f["text"] for f in facts],
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), vectors.shape[1]),
+    }))
+    table.create_fts_index("text")
+    if len(facts) >= 10_000:
+        table.create_index(metric="cosine", vector_column_name="vector")
+
+    def hybrid(query: str, qvec: np.ndarray) -> None:
+        table.search(query_type="hybrid").vector(qvec).text(query).limit(15).to_list()
+
+    report("LanceDB hybrid (RRF)", [timed(hybrid, q, v) for q, v in zip(queries, qvecs)])
+
+
+def timed(fn, *args) -> float:
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--facts", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    model = MiniLM()
+    facts = synthetic.facts(args.facts)
+    queries = synthetic.questions(args.queries)
+    embedder = Fixed(model, {})
+    vectors = embedder.embed([f["text"] for f in facts])
+    qvecs = embedder.embed(queries)
+    tmp = Path(tempfile.mkdtemp(prefix="peers-"))
+    print(f"# peers: {len(facts)} synthetic facts, {len(queries)} queries, query vectors computed beforehand\n")
+    print("| system | recall p50 ms | p95 ms |\n|---|---|---|")
+    ours(tmp, embedder, facts, queries)
+    sqlite_vec(tmp, vectors, facts, queries, qvecs)
+    lancedb(tmp, vectors, facts, queries, qvecs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""The pairs kept on write stay exactly the all-pairs answer at the floor, whatever happens."""
+
+import random
+import sqlite3
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+from memories import snapshot
+from memories.store import Memory
+from memories.vectors import TYPES
+from tests.fakes import HashEmbedder
+from tests.memory_service import Service
+
+WORDS = "tea jazz chess Lisbon Anna brother sister moved works loves hates boat".split()
+MARGIN = 1e-5  # a pair this close to the floor may round either way
+
+
+def text(rng: random.Random) -> str:
+    return " ".join(rng.sample(WORDS, 4)) + f" note{rng.randint(0, 3)}"
+
+
+def brute_force(db: str, floor: float) -> dict[tuple[int, int], float]:
+    """All same-type pairs at or above the floor, from the vectors table (the source of truth)."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT f.id, f.type, v.embedding FROM facts f JOIN vectors v ON v.fact_id = f.id").fetchall()
+    out = {}
+    for t in TYPES:
+        ids = [r[0] for r in rows if r[1] == t]
+        if len(ids) < 2:
+            continue
+        m = np.array([np.frombuffer(r[2], "<f4") for r in rows if r[1] == t])
+        s = m @ m.T
+        for i, j in zip(*np.nonzero(np.triu(s, 1) >= floor - MARGIN)):
+            out[min(ids[i], ids[j]), max(ids[i], ids[j])] = float(s[i, j])
+    return out
+
+
+def assert_exact(db: str, floor: float) -> int:
+    with sqlite3.connect(db) as conn:
+        kept = {(a, b): s for a, b, s in conn.execute("SELECT a, b, score FROM pairs")}
+    want = brute_force(db, floor)
+    for key, s in want.items():
+        if s >= floor + MARGIN:
+            assert key in kept, f"missing pair {key} at {s}"
+    for key, s in kept.items():
+        assert key in want, f"stale pair {key}"
+        assert s == pytest.approx(want[key], abs=1e-5)
+    return len(kept)
+
+
+def test_pairs_stay_exact_through_adds_edits_deletes_undo_and_reindex(tmp_path):
+    db = str(tmp_path / "m.db")
+    m = Memory(db, HashEmbedder(16), floor=0.8, threshold=0.999)
+    rng = random.Random(3)
+    facts = m.add_many([{"text": text(rng), "type": rng.choice(TYPES)} for _ in range(120)])
+    ids = [r.fact.id for r in facts if r.created]
+    assert assert_exact(db, 0.8) > 50
+    for fid in rng.sample(ids, 20):  # text edits
+        try:
+            m.edit(fid, text=text(rng))
+        except Exception:
+            pass  # a 409: it would duplicate another fact
+    for fid in rng.sample(ids, 10):  # type edits
+        try:
+            m.edit(fid, type=rng.choice(TYPES))
+        except Exception:
+            pass
+    assert_exact(db, 0.8)
+    gone = [m.delete(fid) for fid in rng.sample(ids, 15)]
+    assert_exact(db, 0.8)
+    for fact in gone[:8]:  # undo: the same fact back under its id and times
+        m.add(fact.text, fact.type, fact.source, id=fact.id, created_at=fact.created_at, updated_at=fact.updated_at)
+    assert_exact(db, 0.8)
+    m.reindex()
+    assert_exact(db, 0.8)
+    # Reads at or above the floor are the table; below it, computed: both agree with brute force.
+    pairs, total = m.duplicates(threshold=0.9, limit=100_000)
+    want = {k for k, s in brute_force(db, 0.9).items() if s >= 0.9}
+    assert total == len(pairs) and {(p["a"]["id"], p["b"]["id"]) for p in pairs} == want
+    low, low_total = m.duplicates(threshold=0.5, limit=100_000)
+    assert low_total == len({k for k, s in brute_force(db, 0.5).items() if s >= 0.5})
+    m.close()
+
+
+def test_another_process_writes_keep_the_pairs_right(tmp_path):
+    db = str(tmp_path / "m.db")
+    rng = random.Random(5)
+    one, two = Memory(db, HashEmbedder(16), floor=0.8), Memory(db, HashEmbedder(16), floor=0.8)
+    one.add_many([{"text": text(rng)} for _ in range(40)])
+    two.add_many([{"text": text(rng)} for _ in range(40)])  # two syncs its matrix first
+    one.delete(one.list(limit=1)[0][0].id)
+    two.add_many([{"text": text(rng)} for _ in range(10)])
+    assert_exact(db, 0.8)
+    assert one.stats()["consistent"] and two.stats()["consistent"]
+    one.close(), two.close()
+
+
+def test_a_memory_from_before_the_table_gets_its_pairs_when_opened(tmp_path):
+    db = str(tmp_path / "m.db")
+    rng = random.Random(9)
+    m = Memory(db, HashEmbedder(16), floor=0.8)
+    m.add_many([{"text": text(rng)} for _ in range(60)])
+    m.db.execute("DELETE FROM pairs")
+    m.db.execute("DELETE FROM meta WHERE key = 'pairs_floor'")
+    m.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM pairs").fetchone()[0] == 0
+    Memory(db, HashEmbedder(16), floor=0.8).close()
+    assert assert_exact(db, 0.8) > 0
+    Memory(db, HashEmbedder(16), floor=0.85).close()  # another floor: rebuilt at it
+    assert_exact(db, 0.85)
+
+
+def test_a_snapshot_opens_the_memory_and_is_patched_from_the_change_log(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    db = str(tmp_path / "m.db")
+    rng = random.Random(11)
+    m = Memory(db, HashEmbedder(16))
+    m.add_many([{"text": text(rng), "type": rng.choice(TYPES)} for _ in range(50)])
+    m.close()  # writes the snapshot
+    other = Memory(db, HashEmbedder(16))  # opens from it
+    assert other._saved_seq is not None
+    other.add("A fact written after the snapshot, tea and jazz.")
+    victim = other.list(limit=50)[0][-1]
+    other.edit(victim.id, type="log" if victim.type != "log" else "fact")
+    other.db.close()  # killed: no new snapshot
+    loaded = []
+    monkeypatch.setattr("memories.store.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
+    again = Memory(db, HashEmbedder(16))
+    assert not loaded and again.stats()["consistent"]
+    assert again.vectors.type_of[victim.id] != victim.type
+    again.close()
+
+
+def test_a_damaged_snapshot_falls_back_to_the_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    db = str(tmp_path / "m.db")
+    m = Memory(db, HashEmbedder(16))
+    m.add_many([{"text": f"fact number {i} about tea"} for i in range(30)])
+    m.close()
+    with open(db + ".vectors.npy", "r+b") as f:
+        f.truncate(200)
+    again = Memory(db, HashEmbedder(16))
+    assert len(again.vectors) == 30 and again.stats()["consistent"]
+    again.close()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_write_leaves_the_pairs_exact(tmp_path):
+    db = tmp_path / "crash.db"
+    service = Service(db, env={"MEMORY_EMBEDDER": "tests.fakes:hash_embedder"}).start()
+    rng = random.Random(13)
+    try:
+        for point in range(3):
+            stop = threading.Event()
+
+            def worker():
+                with service.client() as api:
+                    while not stop.is_set():
+                        try:
+                            op = rng.random()
+                            if op < 0.6:
+                                api.post("/facts/batch", json={"facts": [{"text": text(rng)} for _ in range(20)]})
+                            else:
+                                facts = api.get("/facts", params={"limit": 20}).json()["facts"]
+                                if facts:
+                                    fid = rng.choice(facts)["id"]
+                                    if op < 0.8:
+                                        api.patch(f"/facts/{fid}", json={"text": text(rng)})
+                                    else:
+                                        api.delete(f"/facts/{fid}")
+                        except httpx.TransportError:
+                            return
+
+            thread = threading.Thread(target=worker)
+            thread.start()
+            time.sleep(rng.uniform(0.5, 1.5))
+            service.kill()
+            stop.set()
+            thread.join()
+            # The fake model's floor is the default one.
+            assert assert_exact(str(db), Memory.__init__.__defaults__[-1]) > 0
+            service.start()
+    finally:
+        service.stop()
