@@ -317,9 +317,12 @@ class MemoryClient:
         return self._parse(lambda b: ([Pair(Fact.from_json(p["a"]), Fact.from_json(p["b"]), float(p["score"]))
                                        for p in b["pairs"]], int(b.get("total", len(b["pairs"])))), body)
 
-    def nearest(self, type: str | None = None) -> list[float]:
+    def nearest(self, type: str | None = None) -> tuple[list[float], float | None]:
+        """Each listed fact's cosine with its nearest same-type fact, and the review floor below
+        which facts are not listed (None from a memory that lists every fact)."""
         body = self._request("GET", "/duplicates/nearest", safe=True, params={"type": type} if type else None)
-        return self._parse(lambda b: [float(n["score"]) for n in b["nearest"]], body)
+        return self._parse(lambda b: ([float(n["score"]) for n in b["nearest"]],
+                                      float(b["floor"]) if b.get("floor") is not None else None), body)
 
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
         body = self._request("GET", f"/facts/{int(fact_id)}/neighbours", safe=True, params={"limit": limit})

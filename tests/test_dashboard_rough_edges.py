@@ -485,6 +485,17 @@ def test_the_histogram_is_honest(owner_client, mock_memory):
     assert "2 of 4 facts" in html and "peak bin" not in html
 
 
+def test_the_histogram_says_which_facts_a_review_floor_leaves_out(owner_client, mock_memory):
+    def handler(request):
+        if request.url.path == "/duplicates/nearest":
+            return httpx.Response(200, json={"nearest": [{"id": 1, "score": 0.85}, {"id": 2, "score": 0.98}], "floor": 0.8})
+        return duplicates_handler([])(request)
+
+    mock_memory(handler)
+    html = owner_client.get(reverse("duplicates"), {"threshold": "0.97"}).content.decode()
+    assert "1 of 2 facts" in html and "review floor, 0.80; the others are not drawn" in html
+
+
 def test_the_threshold_is_a_slider_that_updates_the_pairs_via_htmx(owner_client, mock_memory):
     mock_memory(duplicates_handler([0.5, 0.9]))
     html = owner_client.get(reverse("duplicates")).content.decode()

@@ -39,12 +39,13 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
                "query": request.GET.urlencode(),
                "dismissed": DismissedPair.objects.filter(memory=request.memory).order_by("-created_at")[:200]}
     try:
-        nearest = client.nearest(type)
+        nearest, floor = client.nearest(type)
     except NotFound:
-        nearest = None  # a memory without this extension of the contract: no histogram
+        nearest = floor = None  # a memory without this extension of the contract: no histogram
     if nearest is not None:
-        bins = histogram(nearest, low=BINS_LOW)
-        context.update(chart=chart(bins, threshold), nearest_count=len(nearest),
+        # A memory that keeps pairs from a review floor up lists only facts with a neighbour there.
+        bins = histogram(nearest, low=floor or BINS_LOW)
+        context.update(chart=chart(bins, threshold), nearest_count=len(nearest), floor=floor,
                        caught=sum(1 for s in nearest if s >= threshold - 1e-9))
     return render(request, "duplicates.html#results" if request.htmx else "duplicates.html", context)
 
