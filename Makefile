@@ -43,6 +43,8 @@ bench: install
 	$(BIN)/python benchmarks/memory_bench.py
 	$(BIN)/python benchmarks/dashboard_bench.py
 	$(BIN)/python benchmarks/recall_quality.py
+	$(BIN)/python benchmarks/worker_bench.py
+	$(BIN)/python benchmarks/dedup_quality.py
 
 # Load the shipped evaluation sets into the running demo memory (start `make run` first).
 evalsets: install
