@@ -24,6 +24,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float) -> None:
+    """Until `url` answers 200; a process that exits first, or a timeout, raises with its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout}s:\n{log.read_text()[-4000:]}")
+
+
 @dataclass
 class Service:
     db: Path
@@ -40,26 +55,24 @@ class Service:
     def client(self, **kwargs) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"X-Memory-Secret": self.secret}, timeout=30, **kwargs)
 
+    def serve_args(self) -> list[str]:
+        """What `python -m memories serve` is told to serve: here one database file."""
+        return ["--db", str(self.db)]
+
     def start(self, timeout: float = 60) -> Service:
         atexit.register(self.stop)  # never outlive the test run, even when a test fails half-way
         self.log = self.db.with_suffix(".log")
         env = {**os.environ, "MEMORY_SECRET": self.secret, "PYTHONPATH": str(ROOT), **self.env}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memories", "serve", "--db", str(self.db), "--port", str(self.port), "--log-level", "warning"],
+            [sys.executable, "-m", "memories", "serve", *self.serve_args(), "--port", str(self.port), "--log-level", "warning"],
             cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"memory service exited with {self.process.returncode}:\n{self.log.read_text()}")
-            try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"memory service did not answer /health within {timeout}s:\n{self.log.read_text()}")
+        try:
+            wait_for(self.url + "/health", self.process, self.log, timeout)
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def kill(self) -> None:
         """kill -9: no clean-up, as in a crash."""

@@ -7,38 +7,22 @@ from __future__ import annotations
 import atexit
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from tests.memory_service import ROOT, free_port
+from tests.memory_service import ROOT, free_port, wait_for
 
 WORKER = ROOT / "worker"
 BIN = WORKER / "node_modules" / ".bin"
 # Without these wrangler reaches for the network (metrics, the cf object, its banner's update check).
 OFFLINE = {"WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false", "WRANGLER_HIDE_BANNER": "true",
            "WRANGLER_LOG": "warn", "NO_COLOR": "1", "CI": "true"}
-
-
-def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited with {process.returncode}:\n{log.read_text()[-4000:]}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within {timeout}s:\n{log.read_text()[-4000:]}")
 
 
 def stop(process: subprocess.Popen | None) -> None:
