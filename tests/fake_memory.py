@@ -51,3 +51,16 @@ class FakeMemory:
         if path == "/duplicates":
             return httpx.Response(200, json={"pairs": [], "total": 0})
         return httpx.Response(404, json={"error": {"code": "not_found", "message": "no route"}})
+
+
+def edit_conflict(existing: dict, *others: dict):
+    """A memory holding `existing` and `others` whose every PATCH is a 409 naming `existing`."""
+    memory = FakeMemory(existing, *others)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "PATCH":
+            return httpx.Response(409, json={"error": {"code": "duplicate", "message": f"would duplicate fact {existing['id']}",
+                                                       "existing": existing}})
+        return memory(request)
+
+    return handler

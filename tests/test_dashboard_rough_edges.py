@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.conftest import OWNER_PASSWORD
-from tests.fake_memory import FakeMemory, fact
+from tests.fake_memory import FakeMemory, edit_conflict, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -366,15 +366,7 @@ def test_an_htmx_add_updates_the_count_and_the_status_strip(owner_client, mock_m
 
 
 def test_an_edit_conflict_is_said_once(owner_client, mock_memory):
-    existing = fact(1, "Tom is tall.")
-
-    def handler(request):
-        if request.method == "PATCH":
-            return httpx.Response(409, json={"error": {"code": "duplicate", "message": "would duplicate fact 1",
-                                                       "existing": existing}})
-        return FakeMemory(existing, fact(2, "Anna is short."))(request)
-
-    mock_memory(handler)
+    mock_memory(edit_conflict(fact(1, "Tom is tall."), fact(2, "Anna is short.")))
     for headers in ({"HX-Request": "true"}, {}):
         html = owner_client.post(reverse("fact_edit", args=[2]), {"text": "tom is tall.", "type": "fact"}, headers=headers).content.decode()
         alert = html.split('class="alert error"')[1].split("</div>")[0]

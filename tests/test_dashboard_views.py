@@ -6,7 +6,7 @@ import httpx
 import pytest
 from django.urls import reverse
 
-from tests.fake_memory import FakeMemory, fact
+from tests.fake_memory import FakeMemory, edit_conflict, fact
 
 pytestmark = pytest.mark.django_db
 
@@ -106,15 +106,7 @@ def test_adding_empty_text_is_refused_without_calling_the_service(owner_client, 
 
 
 def test_an_edit_conflict_is_shown_with_a_link(owner_client, mock_memory):
-    existing = fact(1, "Tom is tall.")
-
-    def handler(request):
-        if request.method == "PATCH":
-            return httpx.Response(409, json={"error": {"code": "duplicate", "message": "would duplicate fact 1",
-                                                       "existing": existing}})
-        return FakeMemory(existing, fact(2, "Anna is short."))(request)
-
-    mock_memory(handler)
+    mock_memory(edit_conflict(fact(1, "Tom is tall."), fact(2, "Anna is short.")))
     response = owner_client.post(reverse("fact_edit", args=[2]), {"text": "tom is tall.", "type": "fact"},
                                  headers={"HX-Request": "true"})
     html = response.content.decode()
