@@ -431,19 +431,10 @@ class Memory:
         ).fetchone()
         return (row[0], "exact", 1.0) if row else None
 
-    def _near_duplicate(
-        self, text: str, type: str, vector: np.ndarray, exclude: int | None = None
-    ) -> tuple[int, str, float] | None:
-        """The first of the nearest same-type facts at or above the threshold that says the same
-        thing: one that differs in a number, date, name or negation is another fact (dedup.py)."""
-        near = [(fid, s) for fid, s in self.vectors.search(vector, type, k=NEAR_CANDIDATES, exclude=exclude)
-                if s >= self.threshold]
-        facts = self._get_many(fid for fid, _ in near)
-        return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
-
     def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray) -> tuple[int, str, float] | None:
-        """_near_duplicate over a similarity row already computed: the same candidates, in the
-        same order (score, then id), the first that says the same thing."""
+        """Of the same-type facts `ids` with their cosines `scores`, the first at or above the
+        threshold that says the same thing (best score first, then lowest id): one that differs in a
+        number, date, name or negation is another fact (dedup.py)."""
         over = scores >= self.threshold
         if not over.any():
             return None
@@ -461,11 +452,13 @@ class Memory:
             [(min(fid, o), max(fid, o), type, s) for o, s in zip(ids[keep].tolist(), scores[keep].tolist()) if o != fid],
         )
 
-    def _row_pairs(self, fid: int, type: str, vector: np.ndarray) -> None:
-        """Replace a fact's pairs with those of its current text and type (inside the write)."""
-        self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fid, fid))
+    def _similar(self, fid: int, type: str, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The other same-type facts and their cosines with `vector`: one row serves an edit's
+        dedup check and its pairs."""
         part = self.vectors.parts[type]
-        self._store_pairs(fid, type, part.fact_ids, part.m @ vector)
+        ids, scores = part.fact_ids, part.m @ vector
+        other = ids != fid
+        return ids[other], scores[other]
 
     def _build_pairs(self) -> None:
         """All pairs at the floor, when the table was built at another floor or not yet (a memory
@@ -486,15 +479,6 @@ class Memory:
             self.db.executemany("INSERT INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)",
                                 zip(a.tolist(), b.tolist(), [t] * len(s), s.tolist()))
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pairs_floor', ?)", (self.floor,))
-
-    def _find_duplicate(
-        self, text: str, type: str, vector: np.ndarray | None, exclude: int | None = None
-    ) -> tuple[int, str, float] | None:
-        """(existing id, "exact" or "near", score) of a fact this one would duplicate."""
-        exact = self._exact_duplicate(text, type, exclude)
-        if exact or vector is None:
-            return exact
-        return self._near_duplicate(text, type, vector, exclude)
 
     def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
         """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
@@ -589,8 +573,10 @@ class Memory:
                     vector = self.vectors.vector(fact_id)
                 elif vector is None:  # the text changed under us since we looked
                     vector = self._embed([new_text])[0]
-                if reembed or new_type != current.type:
-                    dup = self._find_duplicate(new_text, new_type, vector, exclude=fact_id)
+                changed = reembed or new_type != current.type
+                similar = self._similar(fact_id, new_type, vector) if changed and vector is not None else None
+                if changed:
+                    dup = self._exact_duplicate(new_text, new_type, fact_id) or (similar and self._near_among(new_text, *similar))
                     if dup:
                         existing = self._get_many([dup[0]])[dup[0]]
                         raise Conflict(
@@ -609,8 +595,9 @@ class Memory:
                         "INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                         (fact_id, self.model, len(vector), to_blob(vector)),
                     )
-                if (reembed or new_type != current.type) and vector is not None:
-                    self._row_pairs(fact_id, new_type, vector)
+                if similar is not None:  # its pairs become those of its new text and type
+                    self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fact_id, fact_id))
+                    self._store_pairs(fact_id, new_type, *similar)
             if vector is not None:
                 self.vectors.put(fact_id, new_type, vector)
         return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
