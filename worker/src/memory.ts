@@ -447,8 +447,11 @@ export class MemoryObject extends DurableObject<Env> {
     const reembed = next.text !== current.text;
     if (reembed && vector === null) throw new HttpError(503, "model_unavailable", "the fact changed while this edit was made: try again");
     const v = reembed ? vector! : this.vectors.vector(id);
-    if ((reembed || next.type !== current.type) && v) {
-      const dup = this.findDuplicate(next.text, next.type, v, id);
+    // One row of cosines serves the duplicate check and the fact's new pairs.
+    const row = (reembed || next.type !== current.type) && v ? this.vectors.scores(v, next.type) : null;
+    if (row && this.vectors.row.has(id)) row[this.vectors.row.get(id)!] = -Infinity;  // not its own duplicate
+    if (row) {
+      const dup = this.findDuplicate(next.text, next.type, v!, id, row);
       if (dup) {
         const existing = this.get(dup[0]);
         throw new HttpError(409, "duplicate", `this edit would duplicate fact ${existing.id} (${dup[1]} match, score ${dup[2].toFixed(3)})`,
@@ -465,9 +468,9 @@ export class MemoryObject extends DurableObject<Env> {
         this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, v!.length, blob(v!));
       }
-      if ((reembed || next.type !== current.type) && v) {  // its pairs are those of its new text and type
+      if (row) {  // its pairs are those of its new text and type
         this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
-        this.storePairs(id, next.type, this.vectors.scores(v, next.type));
+        this.storePairs(id, next.type, row);
       }
     });
     if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
