@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memories import snapshot
-from memories.store import Memory
+from memories.store import DEFAULT_FLOOR, Memory
 from memories.vectors import TYPES
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
@@ -182,8 +182,7 @@ def test_kill_9_mid_write_leaves_the_pairs_exact(tmp_path):
             service.kill()
             stop.set()
             thread.join()
-            # The fake model's floor is the default one.
-            assert assert_exact(str(db), Memory.__init__.__defaults__[-1]) > 0
+            assert assert_exact(str(db), DEFAULT_FLOOR) > 0  # the service runs at the default floor
             service.start()
     finally:
         service.stop()
