@@ -12,5 +12,8 @@ class FolderService(Service):
         return self.url if name == "default" else f"{self.url}/memories/{name}"
 
     def serve_args(self) -> list[str]:
-        self.db.mkdir(parents=True, exist_ok=True)
         return ["--dir", str(self.db)]
+
+    def start(self, timeout: float = 60) -> FolderService:
+        self.db.mkdir(parents=True, exist_ok=True)
+        return super().start(timeout)
