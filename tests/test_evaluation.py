@@ -1,6 +1,7 @@
 """Evaluation sets: metrics by hand, the set format's errors, and the shipped sets on the real service."""
 
 import io
+import importlib
 import json
 from pathlib import Path
 
@@ -63,10 +64,11 @@ def test_shipped_sets_are_valid(path):
     assert name == path.stem and facts and cases
 
 
-def test_the_shipped_look_alike_set_is_what_its_generator_makes():
-    from dashboard.evalsets.lookalikes import generate
+@pytest.mark.parametrize("name", ["lookalikes", "relations"])
+def test_a_generated_set_is_what_its_generator_makes(name):
+    generate = importlib.import_module(f"dashboard.evalsets.{name}").generate
 
-    assert json.loads((SETS / "lookalikes.json").read_text()) == generate()
+    assert json.loads((SETS / f"{name}.json").read_text()) == generate()
 
 
 @pytest.mark.django_db
