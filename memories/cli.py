@@ -31,7 +31,6 @@ def fusion_from_env() -> Fusion:
         depth=int(env_float("MEMORY_LIST_DEPTH", base.depth)),
         kw_weight=env_float("MEMORY_KW_WEIGHT", base.kw_weight),
         vec_weight=env_float("MEMORY_VEC_WEIGHT", base.vec_weight),
-        hop=env_float("MEMORY_HOP", base.hop),
     )
 
 

@@ -121,7 +121,7 @@ class Hit:
     vec_rank: int | None
     bm25: float | None = None
     cosine: float | None = None
-    parts: dict | None = None  # {"kw", "vec", "hop"}: what each list added to the score
+    parts: dict | None = None  # {"kw", "vec"}: what each list added to the score
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,7 @@ class Recall:
     vec: list[Ranked] = field(default_factory=list)
     match: str | None = None
     fusion: dict = field(default_factory=dict)
+    information: float | None = None  # method "info": what the keyword list's BM25 is divided by
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,7 @@ class MemoryClient:
                 vec=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["cosine"]) for h in b.get("vec", [])],
                 match=b.get("match"),
                 fusion=b.get("fusion") or {},
+                information=b.get("information"),
             )
 
         return self._parse(parse, body)

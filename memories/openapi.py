@@ -65,10 +65,8 @@ FUSION = obj(
         "kw_weight": {"type": "number", "minimum": 0, "maximum": 10},
         "vec_weight": {"type": "number", "minimum": 0, "maximum": 10},
         "phrases": {"type": "boolean"},
-        "method": {"type": "string", "enum": ["rrf", "relative", "ratio"]},
+        "method": {"type": "string", "enum": ["rrf", "relative", "ratio", "info"]},
         "alias_self": {"type": "boolean"},
-        "hop": {"type": "number", "minimum": 0, "maximum": 10},
-        "chain": {"type": "boolean", "description": "with hop: the hop target that has the query's words the top hit lacks goes first"},
     },
     required=[],
     extra=False,
@@ -76,7 +74,7 @@ FUSION = obj(
 HIT = obj({
     "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
-    "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "hop": {"type": "number"}}),
+    "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}}),
 })
 RECALL = obj(
     {
@@ -90,6 +88,7 @@ RECALL = obj(
         })},
         "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
         "match": {"type": "string"},
+        "information": {**NULLABLE_NUM, "description": "method info: the query terms' summed IDF, what BM25 is divided by"},
         "fusion": FUSION,
         "timing": obj({"rank_ms": {"type": "number", "description": "ranking and reading the rows, without the embedding"}}),
     },
@@ -236,8 +235,8 @@ def openapi_document() -> dict:
                     "matched_terms": {"type": "array", "items": {"type": "string"}},
                     "bm25": NULLABLE_NUM, "kw_rank": NULLABLE_INT, "cosine": NULLABLE_NUM, "vec_rank": NULLABLE_INT,
                     "depth": {"type": "integer"}, "kw_contribution": {"type": "number"},
-                    "vec_contribution": {"type": "number"}, "hop_contribution": {"type": "number"},
-                    "score": {"type": "number"}, "fused_rank": NULLABLE_INT, "fusion": FUSION,
+                    "vec_contribution": {"type": "number"}, "score": {"type": "number"},
+                    "information": NULLABLE_NUM, "fused_rank": NULLABLE_INT, "fusion": FUSION,
                     "warning": {"type": "string"},
                 }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),
                     **errors("400", "401", "404", "413", "422")},

@@ -37,7 +37,7 @@ from . import snapshot
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .dedup import distinct
-from .recall import DEFAULT, Fused, Fusion, fuse, names, owned, quote, terms, via
+from .recall import DEFAULT, Fusion, fuse, information, quote, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 
 MAX_TEXT = 8000
@@ -670,6 +670,15 @@ class Memory:
             # query still gets its vector results rather than an error.
             return []
 
+    def _information(self, query_terms: list[str]) -> float | None:
+        """The query terms' summed IDF over the whole memory, as bm25() weighs them."""
+        if not query_terms:
+            return None
+        rows = self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
+        having = [self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(t),)).fetchone()[0]
+                  for t in query_terms]
+        return information(rows, having)
+
     def _matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
         """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
         if not match or not ids:
@@ -687,13 +696,13 @@ class Memory:
             clean_type(type)
 
     def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion, mode: str = "hybrid"):
-        """The keyword list, the vector list and every fused hit, best first (call it under the lock)."""
+        """The keyword list, the vector list, every fused hit best first, and the query's
+        information (for method "info"): the candidates the store finds, ranked by recall.fuse.
+        Call it under the lock."""
         kw = self._keyword(match, type, fusion.depth) if mode != "vector" else []
         vec = self.vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(self.vectors) else []
-        fused = fuse([(fid, -score) for fid, score in kw], vec, fusion)
-        if mode == "hybrid" and fusion.hop and fused:
-            self._hop(fused, query, type, fusion)
-        return kw, vec, fused
+        info = self._information(fusion.terms(query)) if kw else None
+        return kw, vec, fuse([(fid, -score) for fid, score in kw], vec, fusion, info), info
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
                fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
@@ -709,7 +718,7 @@ class Memory:
         match = fusion.match(query) if mode != "vector" else ""
         with self._reading():
             started = time.perf_counter()
-            kw, vec, fused = self._rank(query, match, qvec, type, fusion, mode)
+            kw, vec, fused, info = self._rank(query, match, qvec, type, fusion, mode)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
@@ -730,7 +739,7 @@ class Memory:
                     "vec_rank": h.vec_rank,
                     "bm25": bm25.get(h.id),
                     "cosine": cosine.get(h.id),
-                    "parts": {"kw": h.kw_part, "vec": h.vec_part, "hop": h.hop_part},
+                    "parts": {"kw": h.kw_part, "vec": h.vec_part},
                 }
                 for h in fused
             ],
@@ -745,49 +754,10 @@ class Memory:
             ]
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
+            out["information"] = info
             out["fusion"] = asdict(fusion)
             out["timing"] = {"rank_ms": rank_ms}  # ranking and reading the rows, not the embedding
         return out
-
-    def _hop(self, fused: list[Fused], query: str, type: str | None, fusion: Fusion) -> None:
-        """Second hop, in place: facts naming someone the top hit names gain `fusion.hop`. The
-        top hit names them too, so it gains the same and keeps its place."""
-        top = self._get_many([fused[0].id])[fused[0].id]
-        found = names(top.text, query)
-        if not found:
-            return
-        named = {r[0] for r in self._matching(" OR ".join(quote(n) for n in found), [h.id for h in fused])}
-        for hit in fused:
-            if hit.id in named:
-                hit.hop_part = fusion.hop
-        if fusion.chain:
-            self._chain(fused, named, query, top.text, fusion)
-        fused.sort(key=Fused.sort_key)
-
-    def _chain(self, fused: list[Fused], named: set[int], query: str, top_text: str, fusion: Fusion) -> None:
-        """The top hit may only say who the owner's someone is: "Where is my accountant's office?"
-        -> "The owner's accountant is Lars Holm." -> "Lars Holm's office is on Storgatan." When the
-        top hit has the word after "my" and a hop target has query words the top hit lacks, that
-        target is the answer: it goes one hop above the top hit."""
-        mine = owned(query)
-        targets = [h.id for h in fused[1:] if h.id in named]
-        if not mine or not targets:
-            return
-        have = set(self.tokens(top_text))
-
-        def covers(word: str) -> bool:
-            return set(self.tokens(word)) <= have
-
-        if not any(covers(w) for w in mine):
-            return
-        missing = [t for t in terms(query) if not covers(t)]
-        if not missing:
-            return
-        answering = {r[0] for r in self._matching(" OR ".join(quote(t) for t in missing), targets)}
-        answer = next((h for h in fused[1:] if h.id in answering), None)
-        if answer:
-            top = fused[0]
-            answer.hop_part = top.score + fusion.hop - answer.kw_part - answer.vec_part
 
     def tokens(self, text: str) -> list[str]:
         """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
@@ -828,9 +798,9 @@ class Memory:
                     kw_rank = better + 1
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
             # Its parts of the fused score come from the ranking recall uses, so the two agree.
-            _, _, fused = self._rank(query, match, qvec, type, fusion)
+            _, _, fused, info = self._rank(query, match, qvec, type, fusion)
         fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
-        parts = {"kw": hit.kw_part, "vec": hit.vec_part, "hop": hit.hop_part} if hit else {"kw": 0.0, "vec": 0.0, "hop": 0.0}
+        parts = {"kw": hit.kw_part, "vec": hit.vec_part} if hit else {"kw": 0.0, "vec": 0.0}
         result = {
             "fact": fact.to_dict(),
             "match": match,
@@ -844,8 +814,8 @@ class Memory:
             "depth": fusion.depth,
             "kw_contribution": parts["kw"],
             "vec_contribution": parts["vec"],
-            "hop_contribution": parts["hop"],
-            "score": parts["kw"] + parts["vec"] + parts["hop"],
+            "score": parts["kw"] + parts["vec"],
+            "information": info,
             "fused_rank": fused_rank,
             "fusion": asdict(fusion),
         }

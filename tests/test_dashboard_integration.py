@@ -122,16 +122,15 @@ def test_the_recall_debugger_shows_three_columns_and_a_pinned_fact(owner_client,
     assert pin.startswith("#1")
 
 
-def test_the_debugger_says_why_a_chained_answer_leads(owner_client, live_memory):
-    plumber = fact_id(add(owner_client, "The owner's plumber is Kees Bakker.").content.decode())
-    van = fact_id(add(owner_client, "Kees Bakker's van is parked on Dorpsstraat.").content.decode())
-    html = owner_client.get(reverse("recall"), {"q": "Where is my plumber's van?", "pin": van}).content.decode()
-    assert re.search(r'id="pin-fused">([^<]*)<', html).group(1).startswith("#1")
-    assert "it is the answer, one hop above" in html
-    link = owner_client.get(reverse("recall"), {"q": "Where is my plumber's van?", "pin": plumber}).content.decode()
-    assert re.search(r'id="pin-fused">([^<]*)<', link).group(1).startswith("#2")
-    assert "names someone the top hit names" in link and "it is the answer" not in link
-
+def test_the_debugger_says_how_much_a_keyword_match_is_worth(owner_client, live_memory):
+    for text in ("The owner's GP is Dr. Hale.", "The owner's sister is Priya.", "The owner's car is a green Skoda.",
+                 "The owner's bank is Triodos.", "Rain is forecast for Friday."):
+        add(owner_client, text)
+    bank = fact_id(owner_client.get(reverse("facts"), {"q": "Triodos"}).content.decode())
+    html = owner_client.get(reverse("recall"), {"q": "which doctor does the owner see", "pin": bank}).content.decode()
+    assert "what a fact matching every query term once scores" in html
+    info = re.search(r'id="pin-info">([^<]*)<', html).group(1)
+    assert info.startswith("BM25 ") and "words many facts contain add almost nothing" in info
 
 def test_a_pinned_fact_outside_the_lists_says_so_with_its_cosine(owner_client, live_memory):
     far = fact_id(add(owner_client, "The boiler was serviced in March.").content.decode())

@@ -61,7 +61,7 @@ def test_the_service_keeps_its_contract(case, fuzz_service):
 # of nesting nor 1e999. json.dumps of a string escapes a lone surrogate as \udXXX, as a client would.
 
 NAMES = ["text", "type", "source", "facts", "id", "created_at", "updated_at", "query", "limit", "debug", "fusion",
-         "preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "hop", "chain",
+         "preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self",
          "\udc00", "unknown"]
 LITERALS = ["null", "true", "false", "1e999", "-1e999", "NaN", "Infinity", "-Infinity", "-0", "1.0", "0.5e-400",
             "1" + "0" * 400, str(2**63), str(2**64), str(-(2**63) - 1)]
@@ -100,8 +100,8 @@ VALID = {
         lambda items: "[" + ",".join(items) + "]")},
     ("PATCH", "/facts/{id}"): {"text": sentence, "type": st.just('"fact"'), "source": st.just('"fuzz"')},
     ("POST", "/recall"): {"query": sentence, "type": st.just('"fact"'), "limit": st.just("5"), "debug": st.just("true"),
-                          "fusion": st.just('{"preset": "default", "hop": 1}')},
-    ("POST", "/explain"): {"query": sentence, "type": st.just('"fact"'), "fusion": st.just('{"chain": true}')},
+                          "fusion": st.just('{"preset": "default", "phrases": true}')},
+    ("POST", "/explain"): {"query": sentence, "type": st.just('"fact"'), "fusion": st.just('{"method": "info"}')},
 }
 
 

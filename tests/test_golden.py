@@ -15,4 +15,6 @@ def test_the_golden_file_covers_fts5_syntax_and_each_fusion_method():
     golden = json.loads(PATH.read_text(encoding="utf-8"))
     queries = {c["query"] for c in golden["match"]}
     assert {'"', "*", "NEAR", ":"} <= queries
-    assert {c["fusion"]["method"] for c in golden["fuse"]} == {"rrf", "ratio", "relative"}
+    assert {c["fusion"]["method"] for c in golden["fuse"]} == {"rrf", "ratio", "relative", "info"}
+    assert any(c["fusion"]["method"] == "info" and c["info"] for c in golden["fuse"])
+    assert any(c["fusion"]["method"] == "info" and c["info"] is None for c in golden["fuse"])

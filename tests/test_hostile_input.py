@@ -62,8 +62,8 @@ def test_an_unknown_fusion_setting_named_by_a_lone_surrogate_gets_422(api):
 
 
 def test_a_number_past_a_float_gets_422(api):
-    r = send(api, "POST", "/recall", {"query": "sister", "fusion": {"hop": 10**400}})
-    assert_error(r, 422, "invalid", "fusion.hop must be a number")
+    r = send(api, "POST", "/recall", {"query": "sister", "fusion": {"kw_weight": 10**400}})
+    assert_error(r, 422, "invalid", "fusion.kw_weight must be a number")
 
 
 def test_a_cursor_with_an_id_past_sqlite_integers_gets_422(api):

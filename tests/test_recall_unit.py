@@ -2,11 +2,13 @@
 
 import sqlite3
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import DEFAULT, SEED, Fusion, fuse, match_expression, names, owned, phrases, terms, via
+from memories.recall import DEFAULT, SEED, Fusion, fuse, idf, information, match_expression, phrases, terms, via
 from memories.store import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
@@ -123,21 +125,29 @@ def test_first_person_reads_as_the_owner():
     assert terms("When was I born?") == ["born"]
 
 
-def test_names_are_the_capitalised_words_the_query_lacks():
-    assert names("The owner's wife is called Mara.", "What does my wife do?") == ["mara"]
-    assert names("Anna's brother is Max.", "Who is Anna's brother?") == ["max"]
+def test_info_fusion_weighs_a_keyword_lead_by_the_information_it_matched():
+    # Keyword: a ahead (2 vs 1) but both far below what matching the query's terms would score (10).
+    kw, vec = [("a", 2.0), ("b", 1.0)], [("b", 0.8), ("a", 0.6)]
+    ratio = fuse(kw, vec, Fusion(method="ratio"))
+    assert [f.id for f in ratio] == ["a", "b"]  # ratio trusts the lead: a gets the full 1.0
+    info = fuse(kw, vec, Fusion(method="info"), info=10.0)
+    assert [f.id for f in info] == ["b", "a"]
+    assert info[0].kw_part == pytest.approx(0.1) and info[1].score == pytest.approx(0.2 + 0.6 / 0.8)
+    # Without the figure (no terms) it divides by the best hit, as ratio does.
+    assert [f.score for f in fuse(kw, vec, Fusion(method="info"))] == [f.score for f in ratio]
 
 
-def test_owned_is_the_word_after_my():
-    assert owned("Where is my accountant's office?") == ["accountant"]
-    assert owned("What is my best friend's dog called? And MY cat?") == ["best", "cat"]
-    assert owned("Who is Anna's brother?") == [] and owned("my") == [] and owned("is my the") == []
+def test_idf_is_fts5s_and_a_common_term_carries_almost_nothing():
+    assert idf(1000, 1) == pytest.approx(math.log(999.5 / 1.5))
+    assert idf(1000, 900) == 1e-6  # FTS5 floors a term in more than half the rows here
+    assert information(1000, [1, 900]) == pytest.approx(idf(1000, 1) + 1e-6)
+    assert information(1000, []) == 0
 
 
 def test_presets():
     assert SEED == Fusion() and SEED.method == "rrf" and SEED.k == 60 and SEED.depth == 30
-    assert DEFAULT.method == "ratio" and DEFAULT.phrases and DEFAULT.alias_self and DEFAULT.hop > 0 and DEFAULT.chain
-    assert not SEED.chain
+    assert DEFAULT == Fusion(method="info") and not DEFAULT.phrases and not DEFAULT.alias_self
+    assert DEFAULT.terms("Who is my sister?") == ["sister"] and SEED.terms("Who is my sister?") == []
 
 
 @pytest.mark.parametrize("kw,vec,expected", [(1, 2, "both"), (1, None, "kw"), (None, 4, "vec")])

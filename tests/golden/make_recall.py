@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from memories.dedup import distinct
-from memories.recall import DEFAULT, SEED, fuse, match_expression, names, owned
+from memories.recall import DEFAULT, SEED, fuse, information, match_expression
 
 QUERIES = [
     "Who is my sister?", "Who is Anna's sister?", "What does Mara do for work?", "where is my accountant's office",
@@ -19,15 +19,6 @@ QUERIES = [
     "What's the owner's dog called?", "boss manager supervisor boss", "x" * 40, " ".join(f"w{i}" for i in range(80)),
     "my my my", "It's 5 o'clock", "l'été à Paris", "ÉCOLE Élève", "Who does my husband work for?",
 ]
-
-TEXTS = [
-    ("The owner's wife is called Mara.", "Who is my wife?"),
-    ("Lars Holm is the owner's accountant; his office is on Storgatan.", "where is my accountant's office"),
-    ("Anna's brother Jonas lives in Oslo with Élodie.", "who is anna's brother"),
-    ("the owner met 3 People at IKEA in 2024", "who did I meet"),
-    ("Noor_Ali and O'Brien work at ACME Corp.", "who works at acme"),
-]
-
 
 PAIRS = json.loads((Path(__file__).resolve().parents[2] / "memories" / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
 EDGE_PAIRS = [
@@ -42,16 +33,17 @@ def fuse_cases() -> list[dict]:
     rng = random.Random(7)
     cases = []
     for fusion in (SEED, DEFAULT, replace(SEED, method="relative", kw_weight=0.5, vec_weight=2.0), replace(SEED, k=0),
-                   replace(DEFAULT, depth=5)):
+                   replace(DEFAULT, depth=5), replace(SEED, method="ratio", phrases=True)):
         for _ in range(3):
             ids = rng.sample(range(1, 40), 20)
             kw = sorted(((i, rng.uniform(0.1, 12.0)) for i in ids[:12]), key=lambda p: -p[1])
             vec = sorted(((i, rng.uniform(-0.2, 0.95)) for i in ids[6:]), key=lambda p: -p[1])
             kw.append((ids[0] + 100, kw[-1][1]))  # a tie in each list
             vec.append((ids[7] + 100, vec[-1][1]))
-            fused = fuse(kw, vec, fusion)
+            info = rng.choice([None, rng.uniform(0.5, 20.0)])
+            fused = fuse(kw, vec, fusion, info)
             cases.append({
-                "fusion": asdict(fusion), "kw": kw, "vec": vec,
+                "fusion": asdict(fusion), "kw": kw, "vec": vec, "info": info,
                 "fused": [{"id": h.id, "kw_rank": h.kw_rank, "vec_rank": h.vec_rank, "kw_part": h.kw_part,
                            "vec_part": h.vec_part} for h in fused],
             })
@@ -62,8 +54,8 @@ def build() -> dict:
     return {
         "match": [{"query": q, "phrases": p, "alias_self": a, "match": match_expression(q, p, a)}
                   for q in QUERIES for p in (False, True) for a in (False, True)],
-        "names": [{"text": t, "query": q, "names": names(t, q)} for t, q in TEXTS],
-        "owned": [{"query": q, "owned": owned(q)} for q in QUERIES],
+        "information": [{"rows": rows, "having": having, "information": information(rows, having)}
+                        for rows, having in [(0, []), (1, [0]), (1, [1]), (20, [0, 3, 12, 20]), (1000000, [1, 999999, 500000])]],
         "fuse": fuse_cases(),
         "distinct": [{"a": a, "b": b, "reason": distinct(a, b)} for a, b in [*PAIRS["same"], *PAIRS["distinct"], *EDGE_PAIRS]],
     }

@@ -15,7 +15,7 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fused, type Fusion, METHODS, PRESETS, byRank, fuse, match as matchOf, matchTerms, names, owned, quote,
+  DEFAULT, type Fusion, METHODS, PRESETS, fuse, information, infoTerms, match as matchOf, matchTerms, quote,
   score, terms, via,
 } from "./recall";
 import { migrate } from "./schema";
@@ -591,44 +591,26 @@ export class MemoryObject extends DurableObject<Env> {
       phrases: boolParam(r.phrases, "fusion.phrases", base.phrases),
       method: choiceParam(r.method, "fusion.method", base.method, METHODS),
       alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
-      hop: floatParam(r.hop, "fusion.hop", base.hop, 0, 10),
-      chain: boolParam(r.chain, "fusion.chain", base.chain),
     };
   }
 
-  /** The keyword list, the vector list and every fused hit, best first (synchronous: no write can land between). */
+  /** The keyword list, the vector list, every fused hit best first and the query's information
+   * (method "info"): the candidates this object finds, ranked by recall.ts `fuse` (synchronous:
+   * no write can land between). */
   private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion, mode: Mode = "hybrid") {
     const kw = mode === "vector" ? [] : this.keyword(match, type, f.depth);
     const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
-    const fused = fuse(kw.map(([id, s]) => [id, -s]), vec, f);
-    if (mode === "hybrid" && f.hop && fused.length) this.hop(fused, query, f);
-    return { kw, vec, fused };
+    const info = kw.length ? this.information(infoTerms(f, query)) : null;
+    return { kw, vec, info, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
   }
 
-  /** Second hop, in place: facts naming someone the top hit names gain `hop` (recall.py's rule). */
-  private hop(fused: Fused[], query: string, f: Fusion): void {
-    const top = this.get(fused[0].id);
-    const found = names(top.text, query);
-    if (!found.length) return;
-    const named = new Set(this.matching(found.map(quote).join(" OR "), fused.map((h) => h.id)).map(([id]) => id));
-    for (const h of fused) if (named.has(h.id)) h.hop_part = f.hop;
-    if (f.chain) this.chain(fused, named, query, top.text, f);
-    fused.sort(byRank);
-  }
-
-  /** A top hit that only says who the owner's someone is leads to the fact that answers (store.py `_chain`). */
-  private chain(fused: Fused[], named: Set<number>, query: string, topText: string, f: Fusion): void {
-    const mine = owned(query);
-    const targets = fused.slice(1).filter((h) => named.has(h.id)).map((h) => h.id);
-    if (!mine.length || !targets.length) return;
-    const have = new Set(this.tokens(topText));
-    const covers = (word: string) => this.tokens(word).every((t) => have.has(t));
-    if (!mine.some(covers)) return;
-    const missing = terms(query).filter((t) => !covers(t));
-    if (!missing.length) return;
-    const answering = new Set(this.matching(missing.map(quote).join(" OR "), targets).map(([id]) => id));
-    const answer = fused.slice(1).find((h) => answering.has(h.id));
-    if (answer) answer.hop_part = score(fused[0]) + f.hop - answer.kw_part - answer.vec_part;
+  /** The query terms' summed IDF over the whole memory, as bm25() weighs them (store.py `_information`). */
+  private information(queryTerms: string[]): number | null {
+    if (!queryTerms.length) return null;
+    const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+    const having = queryTerms.map((t) =>
+      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(t)).one().n);
+    return information(rows, having);
   }
 
   private async recall(data: Record<string, unknown>) {
@@ -644,7 +626,7 @@ export class MemoryObject extends DurableObject<Env> {
     const match = mode === "vector" ? "" : matchOf(f, query);
     // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
     const started = performance.now();
-    const { kw, vec, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
+    const { kw, vec, info, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
     const fused = all.slice(0, limit);
     const wanted = new Set(fused.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -658,7 +640,7 @@ export class MemoryObject extends DurableObject<Env> {
     const out: Record<string, unknown> = {
       results: fused.map((h) => ({
         fact: facts.get(h.id), score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
-        bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, hop: h.hop_part },
+        bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part },
       })),
       mode: warning ? "keyword-only" : mode,
     };
@@ -667,6 +649,7 @@ export class MemoryObject extends DurableObject<Env> {
       out.kw = kw.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, bm25: s, highlighted: marked.get(id) ?? facts.get(id)!.text }));
       out.vec = vec.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, cosine: s }));
       out.match = match;
+      out.information = info;
       out.fusion = f;
       // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
       // between I/O, so there it reads 0; locally it is real).
@@ -703,16 +686,16 @@ export class MemoryObject extends DurableObject<Env> {
       }
     }
     const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null) : [null, null];
-    const { fused } = this.rank(query, match, qvec, type as FactType | null, f);
+    const { fused, info } = this.rank(query, match, qvec, type as FactType | null, f);
     const at = fused.findIndex((h) => h.id === id);
     const hit = at >= 0 ? fused[at] : null;
-    const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part, hop: hit.hop_part } : { kw: 0, vec: 0, hop: 0 };
+    const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part } : { kw: 0, vec: 0 };
     const out: Record<string, unknown> = {
       fact, match, query_terms: [...queryTerms].sort(), fact_terms: factTerms,
       matched_terms: [...queryTerms].filter((t) => factTerms.includes(t)).sort(),
       bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, depth: f.depth,
-      kw_contribution: parts.kw, vec_contribution: parts.vec, hop_contribution: parts.hop,
-      score: parts.kw + parts.vec + parts.hop, fused_rank: hit ? at + 1 : null, fusion: f,
+      kw_contribution: parts.kw, vec_contribution: parts.vec,
+      score: parts.kw + parts.vec, information: info, fused_rank: hit ? at + 1 : null, fusion: f,
     };
     if (warning) out.warning = warning;
     return out;

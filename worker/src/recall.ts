@@ -67,7 +67,16 @@ export function matchTerms(match: string): string[] {
   return match ? match.split(" OR ").map((t) => t.slice(1, -1).replaceAll('""', '"')) : [];
 }
 
-export const METHODS = ["rrf", "relative", "ratio"] as const;
+export const METHODS = ["rrf", "relative", "ratio", "info"] as const;
+
+/** A term's inverse document frequency exactly as FTS5's bm25() computes it. */
+export function idf(rows: number, having: number): number {
+  const value = Math.log((rows - having + 0.5) / (having + 0.5));
+  return value > 0 ? value : 1e-6;
+}
+
+/** The query terms' summed IDF: what a fact matching each term once at average length scores in BM25. */
+export const information = (rows: number, having: number[]) => having.reduce((sum, n) => sum + idf(rows, n), 0);
 
 export interface Fusion {
   k: number;
@@ -77,17 +86,18 @@ export interface Fusion {
   phrases: boolean;
   method: (typeof METHODS)[number];
   alias_self: boolean;
-  hop: number;
-  chain: boolean;
 }
 
 export const SEED: Fusion = {
-  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false, hop: 0.0, chain: false,
+  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false,
 };
-export const DEFAULT: Fusion = { ...SEED, method: "ratio", phrases: true, alias_self: true, hop: 0.5, chain: true };
+// The default chosen on evaluation sets written before it (recall.py's DEFAULT).
+export const DEFAULT: Fusion = { ...SEED, method: "info" };
 export const PRESETS: Record<string, Fusion> = { default: DEFAULT, seed: SEED };
 
 export const match = (f: Fusion, query: string) => matchExpression(query, f.phrases, f.alias_self);
+/** The terms whose document frequencies method "info" needs ([] for other methods). */
+export const infoTerms = (f: Fusion, query: string) => (f.method === "info" ? terms(query, f.alias_self) : []);
 
 export interface Fused {
   id: number;
@@ -95,10 +105,9 @@ export interface Fused {
   vec_rank: number | null;
   kw_part: number;
   vec_part: number;
-  hop_part: number;
 }
 
-export const score = (h: Fused) => h.kw_part + h.vec_part + h.hop_part;
+export const score = (h: Fused) => h.kw_part + h.vec_part;
 
 const BIG = 1 << 30;
 // Ties go to the fact the vector list ranked higher, then the keyword list, then the id.
@@ -106,8 +115,9 @@ export function byRank(a: Fused, b: Fused): number {
   return score(b) - score(a) || (a.vec_rank ?? BIG) - (b.vec_rank ?? BIG) || (a.kw_rank ?? BIG) - (b.kw_rank ?? BIG) || a.id - b.id;
 }
 
-/** Fused hits, best first. kw and vec are [id, score] best first, higher better (BM25 negated). */
-export function fuse(kw: [number, number][], vec: [number, number][], f: Fusion): Fused[] {
+/** Fused hits, best first: the whole of ranking, given the two lists. kw and vec are [id, score]
+ * best first, higher better (BM25 negated); `info` is the query's information (method "info"). */
+export function fuse(kw: [number, number][], vec: [number, number][], f: Fusion, info: number | null = null): Fused[] {
   const out = new Map<number, Fused>();
   const lists: [[number, number][], number, "kw" | "vec"][] = [[kw, f.kw_weight, "kw"], [vec, f.vec_weight, "vec"]];
   for (const [hits, weight, slot] of lists) {
@@ -115,37 +125,18 @@ export function fuse(kw: [number, number][], vec: [number, number][], f: Fusion)
     if (f.method !== "rrf" && hits.length) {
       top = hits[0][1];
       bottom = f.method === "relative" ? hits[hits.length - 1][1] : 0.0;
+      if (f.method === "info" && slot === "kw" && info) top = info;
       span = top - bottom;
     }
     hits.forEach(([id, s], i) => {
       const rank = i + 1;
       let e = out.get(id);
-      if (!e) out.set(id, (e = { id, kw_rank: null, vec_rank: null, kw_part: 0, vec_part: 0, hop_part: 0 }));
+      if (!e) out.set(id, (e = { id, kw_rank: null, vec_rank: null, kw_part: 0, vec_part: 0 }));
       const part = f.method === "rrf" ? weight / (f.k + rank) : weight * (span > 0 ? (s - bottom) / span : 1.0);
       if (slot === "kw") { e.kw_part = part; e.kw_rank = rank; } else { e.vec_part = part; e.vec_rank = rank; }
     });
   }
   return [...out.values()].sort(byRank);
-}
-
-const NAME = /(?<![\p{L}\p{N}_])\p{L}[\p{L}\p{N}]*/gu;
-const isUpper = (c: string) => c !== c.toLowerCase() && c === c.toUpperCase();
-
-/** Capitalised words of a fact that the query does not already have (see recall.py `names`). */
-export function names(text: string, query: string): string[] {
-  const asked = new Set(query.toLowerCase().match(TOKEN) ?? []);
-  const found = new Set<string>();
-  for (const word of text.match(NAME) ?? []) {
-    const low = word.toLowerCase();
-    if (isUpper(word[0]) && !STOP_WORDS.has(low) && !asked.has(low) && low !== "owner") found.add(low);
-  }
-  return [...found].slice(0, 8);
-}
-
-/** The words right after "my": what the owner has. */
-export function owned(query: string): string[] {
-  const words = tokens(query);
-  return words.slice(1).filter((b, i) => words[i] === "my" && !STOP_WORDS.has(b));
 }
 
 export const via = (kw: number | null, vec: number | null) => (kw && vec ? "both" : kw ? "kw" : "vec");

@@ -3,14 +3,13 @@
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
-import { type Fusion, fuse, matchExpression, names, owned } from "../src/recall";
+import { type Fusion, fuse, information, matchExpression } from "../src/recall";
 
 interface Golden {
   match: { query: string; phrases: boolean; alias_self: boolean; match: string }[];
-  names: { text: string; query: string; names: string[] }[];
-  owned: { query: string; owned: string[] }[];
+  information: { rows: number; having: number[]; information: number }[];
   distinct: { a: string; b: string; reason: string | null }[];
-  fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; fused: Record<string, number | null>[] }[];
+  fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; info: number | null; fused: Record<string, number | null>[] }[];
 }
 const cases = golden as unknown as Golden;
 
@@ -20,14 +19,13 @@ describe("the FTS5 query builder", () => {
   });
 });
 
-describe("names and owned words", () => {
-  it.each(cases.names)("names in $text", (c) => expect(names(c.text, c.query)).toEqual(c.names));
-  it.each(cases.owned)("owned in $query", (c) => expect(owned(c.query)).toEqual(c.owned));
+describe("a query's information", () => {
+  it.each(cases.information)("$rows rows, $having", (c) => expect(information(c.rows, c.having)).toBeCloseTo(c.information, 12));
 });
 
 describe("fusion", () => {
   it.each(cases.fuse.map((c, i) => ({ ...c, i, method: c.fusion.method })))("case $i ($method)", (c) => {
-    const fused = fuse(c.kw, c.vec, c.fusion);
+    const fused = fuse(c.kw, c.vec, c.fusion, c.info);
     expect(fused.map((h) => h.id)).toEqual(c.fused.map((h) => h.id));
     fused.forEach((h, i) => {
       const want = c.fused[i];
