@@ -25,16 +25,15 @@ from memories.recall import DEFAULT, SEED  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 SETS = ROOT / "dashboard" / "evalsets"
-SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3"]
-UNSEEN = ["work", "skills_logs"]
+SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3", "work", "skills_logs"]
+UNSEEN = ["household4", "relations", "travel_health", "confirm"]
 CANDIDATES = {
     "seed": SEED,
     "default": DEFAULT,
-    "default - phrases": replace(DEFAULT, phrases=False),
-    "default - alias_self": replace(DEFAULT, alias_self=False),
-    "default - ratio (rrf)": replace(DEFAULT, method="rrf"),
-    "default - hop": replace(DEFAULT, hop=0.0),
-    "default - chain": replace(DEFAULT, chain=False),
+    "default + phrases": replace(DEFAULT, phrases=True),
+    "default + alias_self": replace(DEFAULT, alias_self=True),
+    "default - info (ratio)": replace(DEFAULT, method="ratio"),
+    "default - info (rrf)": replace(DEFAULT, method="rrf"),
 }
 
 
