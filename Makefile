@@ -43,6 +43,7 @@ bench: install
 	$(BIN)/python benchmarks/memory_bench.py
 	$(BIN)/python benchmarks/dashboard_bench.py
 	$(BIN)/python benchmarks/recall_quality.py
+	$(BIN)/python benchmarks/ablation.py
 	$(BIN)/python benchmarks/worker_bench.py
 	$(BIN)/python benchmarks/dedup_quality.py
 

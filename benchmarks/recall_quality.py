@@ -1,5 +1,6 @@
-"""The recall quality table: each shipped evaluation set in a memory of its own, three modes,
-under the seed's fusion and the service default.
+"""The recall quality table through the HTTP service and the dashboard's evaluation code: each
+shipped evaluation set in a memory of its own, three modes, under the seed's fusion and the
+service default. (benchmarks/ablation.py gives the README's table, seen and unseen apart.)
 
     .venv/bin/python benchmarks/recall_quality.py
 """
@@ -34,7 +35,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     print("| set | cases | mode | fusion | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|---|")
-    for name in ("personal", "lookalikes", "holdout", "holdout2", "holdout3"):
+    for name in sorted(p.stem for p in SETS.glob("*.json")):
         service = Service(Path(tempfile.mkdtemp()) / f"{name}.db").start()
         try:
             settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
