@@ -144,6 +144,7 @@ class Recall:
     match: str | None = None
     fusion: dict = field(default_factory=dict)
     information: float | None = None  # method "info": what the keyword list's BM25 is divided by
+    terms: list[dict] = field(default_factory=list)  # method "info": {"term", "facts", "idf"} each
 
 
 @dataclass(frozen=True)
@@ -301,6 +302,7 @@ class MemoryClient:
                 match=b.get("match"),
                 fusion=b.get("fusion") or {},
                 information=b.get("information"),
+                terms=b.get("terms") or [],
             )
 
         return self._parse(parse, body)

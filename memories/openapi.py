@@ -89,6 +89,8 @@ RECALL = obj(
         "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
         "match": {"type": "string"},
         "information": {**NULLABLE_NUM, "description": "method info: the query terms' summed IDF, what BM25 is divided by"},
+        "terms": {"type": "array", "description": "method info: each query term, how many facts hold it, its IDF",
+                  "items": obj({"term": {"type": "string"}, "facts": {"type": "integer"}, "idf": {"type": "number"}})},
         "fusion": FUSION,
         "timing": obj({"rank_ms": {"type": "number", "description": "ranking and reading the rows, without the embedding"}}),
     },

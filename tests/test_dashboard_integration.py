@@ -129,6 +129,8 @@ def test_the_debugger_says_how_much_a_keyword_match_is_worth(owner_client, live_
     bank = fact_id(owner_client.get(reverse("facts"), {"q": "Triodos"}).content.decode())
     html = owner_client.get(reverse("recall"), {"q": "which doctor does the owner see", "pin": bank}).content.decode()
     assert "what a fact matching every query term once scores" in html
+    weight = {t: float(w) for t, w in re.findall(r'<code class="term">(\w+)</code> in \d+ facts?, weight (\d+\.\d+)', html)}
+    assert weight["owner"] < weight["doctor"]  # more facts say "owner" than "doctor" in this memory
     info = re.search(r'id="pin-info">([^<]*)<', html).group(1)
     assert info.startswith("BM25 ") and "words many facts contain add almost nothing" in info
 

@@ -178,6 +178,20 @@ def test_recall_tags_hits_and_returns_debug_lists(api):
         assert hit["via"] == {(True, True): "both", (True, False): "kw", (False, True): "vec"}[
             (hit["kw_rank"] is not None, hit["vec_rank"] is not None)]
     assert "kw" not in api.post("/recall", json={"query": "Anna"}).json()
+    assert body["information"] is None and body["terms"] == []  # rank fusion needs no term counts
+
+
+def test_the_default_weighs_the_keyword_list_by_its_terms_information(api):
+    # Made-up words, so other tests' facts in this memory hold none of them.
+    for text in ("Vantor keeps the boat.", "Vantor walks to Quillet's bakery.", "The vantor sings at night."):
+        add(api, text)
+    body = api.post("/recall", json={"query": "vantor quillet", "debug": True}).json()
+    assert [(t["term"], t["facts"]) for t in body["terms"]] == [("vantor", 3), ("quillet", 1)]
+    assert body["terms"][0]["idf"] < body["terms"][1]["idf"]
+    assert body["information"] == pytest.approx(body["terms"][0]["idf"] + body["terms"][1]["idf"])
+    top = body["results"][0]
+    assert top["fact"]["text"] == "Vantor walks to Quillet's bakery."
+    assert top["parts"]["kw"] == pytest.approx(-top["bm25"] / body["information"])
 
 
 def test_recall_limit_type_and_fusion_settings(api):

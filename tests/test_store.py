@@ -305,6 +305,8 @@ def test_a_keyword_lead_on_a_word_most_facts_share_counts_for_little(memory):
         "The owner's gym is on Kade Street.", "The owner's bank is Triodos.", "Rain is forecast for Friday.")])
     query = "which doctor does the owner see"  # "owner" is in 8 of 9 facts, "doctor" in none
     info = memory.recall(query, debug=True)
+    assert [(t["term"], t["facts"]) for t in info["terms"]] == [("doctor", 0), ("owner", 8), ("see", 0)]
+    assert info["information"] == pytest.approx(sum(t["idf"] for t in info["terms"]))
     assert info["results"] and all(h["parts"]["kw"] < 0.05 for h in info["results"])
     assert info["results"][0]["fact"]["id"] == info["vec"][0]["fact"]["id"]  # the vector list decides
     ratio = memory.recall(query, debug=True, fusion=replace(DEFAULT, method="ratio"))

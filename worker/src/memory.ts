@@ -15,7 +15,7 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fusion, METHODS, PRESETS, fuse, information, infoTerms, match as matchOf, matchTerms, quote,
+  DEFAULT, type Fusion, METHODS, PRESETS, fuse, idf, infoTerms, match as matchOf, matchTerms, quote,
   score, terms, via,
 } from "./recall";
 import { migrate } from "./schema";
@@ -600,17 +600,19 @@ export class MemoryObject extends DurableObject<Env> {
   private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion, mode: Mode = "hybrid") {
     const kw = mode === "vector" ? [] : this.keyword(match, type, f.depth);
     const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
-    const info = kw.length ? this.information(infoTerms(f, query)) : null;
-    return { kw, vec, info, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
+    const counts = kw.length ? this.termCounts(infoTerms(f, query)) : [];
+    const info = counts.length ? counts.reduce((sum, c) => sum + c.idf, 0) : null;
+    return { kw, vec, info, counts, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
   }
 
-  /** The query terms' summed IDF over the whole memory, as bm25() weighs them (store.py `_information`). */
-  private information(queryTerms: string[]): number | null {
-    if (!queryTerms.length) return null;
+  /** Each query term with how many facts hold it and its IDF, as bm25() weighs it (store.py `_term_counts`). */
+  private termCounts(queryTerms: string[]): { term: string; facts: number; idf: number }[] {
+    if (!queryTerms.length) return [];
     const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
-    const having = queryTerms.map((t) =>
-      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(t)).one().n);
-    return information(rows, having);
+    return queryTerms.map((term) => {
+      const facts = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
+      return { term, facts, idf: idf(rows, facts) };
+    });
   }
 
   private async recall(data: Record<string, unknown>) {
@@ -626,7 +628,7 @@ export class MemoryObject extends DurableObject<Env> {
     const match = mode === "vector" ? "" : matchOf(f, query);
     // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
     const started = performance.now();
-    const { kw, vec, info, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
+    const { kw, vec, info, counts, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
     const fused = all.slice(0, limit);
     const wanted = new Set(fused.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -650,6 +652,7 @@ export class MemoryObject extends DurableObject<Env> {
       out.vec = vec.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, cosine: s }));
       out.match = match;
       out.information = info;
+      out.terms = counts;
       out.fusion = f;
       // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
       // between I/O, so there it reads 0; locally it is real).
