@@ -60,6 +60,20 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER facts_delete AFTER DELETE ON facts BEGIN
         INSERT INTO vector_changes (fact_id) VALUES (OLD.id); END;
     """,
+    # 3: the pairs as one row per fact (pairs.py): each pair once, in the row of its larger id,
+    # so a new fact writes one row at the end instead of two random b-tree entries a pair. The
+    # engine moves the old rows over when it opens (store.py `_build_pairs`), then drops them.
+    """
+    ALTER TABLE pairs RENAME TO pairs_old;
+    CREATE TABLE neighbours (
+        fact_id INTEGER PRIMARY KEY,  -- the larger id of every pair in the row
+        type TEXT NOT NULL,
+        best REAL NOT NULL,  -- the highest score in the row
+        ids BLOB NOT NULL,  -- little-endian int64, ascending: the smaller ids
+        scores BLOB NOT NULL  -- little-endian float32, one a pair
+    );
+    CREATE INDEX neighbours_best ON neighbours (best DESC, type);
+    """,
 ]
 
 

@@ -15,8 +15,8 @@ matrix and the rows they read are always the same snapshot. The check is about 1
 Opening a big memory reads a snapshot of the matrix beside the file (snapshot.py), patched from
 the same log; the table is read whole only without a usable snapshot.
 
-Near-duplicate pairs at or above the review floor live in SQLite (`pairs`), written in the same
-transaction as the fact, so they stay right whichever process writes.
+Near-duplicate pairs at or above the review floor live in SQLite (pairs.py, one row per fact),
+written in the same transaction as the fact, so they stay right whichever process writes.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import numpy as np
 from . import snapshot
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
+from .pairs import MARGIN, Pairs
 from .dedup import distinct
 from .recall import DEFAULT, Fusion, fuse, idf, quote, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
@@ -45,7 +46,7 @@ MAX_SOURCE = 200
 MAX_QUERY = 32_000
 MAX_FILTER = MAX_TEXT  # a longer substring can match no fact
 DEFAULT_THRESHOLD = 0.97
-# Pairs at or above this cosine are kept on write (the `pairs` table): /duplicates at or above
+# Pairs at or above this cosine are kept on write (pairs.py): /duplicates at or above
 # it is a table read; below it, all pairs are computed.
 DEFAULT_FLOOR = 0.80
 NEAR_CANDIDATES = 10  # same-type neighbours over the threshold that dedup looks at
@@ -218,6 +219,7 @@ class Memory:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA busy_timeout=5000")
         migrate(self.db)
+        self.pairs = Pairs(self.db)
         self.vectors = VectorIndex(embedder.dims if embedder else 0)
         self._version: int | None = None  # PRAGMA data_version when the matrix was last in step
         self._seq: int | None = None  # the last vector_changes entry the matrix includes
@@ -444,13 +446,14 @@ class Memory:
         facts = self._get_many(fid for fid, _ in near)
         return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
 
-    def _store_pairs(self, fid: int, type: str, ids: np.ndarray, scores: np.ndarray) -> None:
-        """The fact's same-type neighbours at or above the floor, into `pairs` (inside the write)."""
-        keep = scores >= self.floor
-        self.db.executemany(
-            "INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)",
-            [(min(fid, o), max(fid, o), type, s) for o, s in zip(ids[keep].tolist(), scores[keep].tolist()) if o != fid],
-        )
+    def _unlink(self, fid: int) -> None:
+        """Remove fact `fid`'s pairs (inside the write, before its vector leaves the matrix)."""
+        vector, type = self.vectors.vector(fid), self.vectors.type_of.get(fid)
+        if vector is None or type is None:
+            self.pairs.unlink(fid, None)
+            return
+        part = self.vectors.parts[type]
+        self.pairs.unlink(fid, part.fact_ids[part.m @ vector >= self.floor - MARGIN])
 
     def _similar(self, fid: int, type: str, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The other same-type facts and their cosines with `vector`: one row serves an edit's
@@ -462,10 +465,20 @@ class Memory:
 
     def _build_pairs(self) -> None:
         """All pairs at the floor, when the table was built at another floor or not yet (a memory
-        from before the table, or a new floor setting): one all-pairs pass, then kept on write."""
-        if not self.embedder:
-            return
+        from before the table, or a new floor setting): one all-pairs pass, then kept on write.
+        Pairs of the one-row-a-pair table (migration 3) move over without that pass."""
         with self._lock:
+            if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pairs_old'").fetchone():
+                with self._writing():
+                    rows = self.db.execute("SELECT type, score, a, b FROM pairs_old").fetchall()
+                    for t in TYPES:
+                        mine = [r[1:] for r in rows if r[0] == t]
+                        if mine:
+                            s, a, b = zip(*mine)
+                            self.pairs.put_all(t, np.array(s, np.float32), np.array(a, np.int64), np.array(b, np.int64))
+                    self.db.execute("DROP TABLE pairs_old")
+            if not self.embedder:
+                return
             built = self.db.execute("SELECT value FROM meta WHERE key = 'pairs_floor'").fetchone()
             if built and built[0] == self.floor:
                 return
@@ -473,11 +486,9 @@ class Memory:
                 self._rebuild_pairs(self.vectors)
 
     def _rebuild_pairs(self, index: VectorIndex) -> None:
-        self.db.execute("DELETE FROM pairs")
+        self.pairs.clear()
         for t in TYPES:
-            s, a, b = index.pairs(t, self.floor)
-            self.db.executemany("INSERT INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)",
-                                zip(a.tolist(), b.tolist(), [t] * len(s), s.tolist()))
+            self.pairs.put_all(t, *index.pairs(t, self.floor))
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pairs_floor', ?)", (self.floor,))
 
     def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
@@ -538,7 +549,7 @@ class Memory:
                             "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                             (fid, self.model, len(vector), to_blob(vector)),
                         )
-                        self._store_pairs(fid, type, near_ids, near_scores)
+                        self.pairs.link(fid, type, near_ids, near_scores, self.floor)
                         # Later items of the same batch must see this one for dedup.
                         self.vectors.put(fid, type, vector)
                         added.append((fid, type))
@@ -596,8 +607,8 @@ class Memory:
                         (fact_id, self.model, len(vector), to_blob(vector)),
                     )
                 if similar is not None:  # its pairs become those of its new text and type
-                    self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fact_id, fact_id))
-                    self._store_pairs(fact_id, new_type, *similar)
+                    self._unlink(fact_id)
+                    self.pairs.link(fact_id, new_type, *similar, self.floor)
             if vector is not None:
                 self.vectors.put(fact_id, new_type, vector)
         return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
@@ -610,7 +621,7 @@ class Memory:
                 self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
                 self.db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
                 self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
-                self.db.execute("DELETE FROM pairs WHERE a = ? OR b = ?", (fact_id, fact_id))
+                self._unlink(fact_id)
             self.vectors.remove(fact_id)
         return fact
 
@@ -831,19 +842,15 @@ class Memory:
         """Same-type pairs with cosine >= threshold, highest first: (pairs, total found). At or
         above the floor they are read from the pairs kept on write; below it, computed."""
         types = [clean_type(type)] if type else list(TYPES)
-        marks = ",".join("?" * len(types))
         with self._reading():
             if threshold >= self.floor and self._pairs_built():
-                where = f"score >= ? AND type IN ({marks})"
-                total = self.db.execute(f"SELECT count(*) FROM pairs WHERE {where}", (threshold, *types)).fetchone()[0]
-                found = self.db.execute(f"SELECT score, a, b FROM pairs WHERE {where} ORDER BY score DESC, a, b LIMIT ?",
-                                        (threshold, *types, limit)).fetchall()
+                s, a, b = self.pairs.read(threshold, types)
             else:
                 parts = [self.vectors.pairs(t, threshold) for t in types]
                 s, a, b = (np.concatenate([p[k] for p in parts]) for k in range(3))
-                total = len(s)
-                order = np.lexsort((b, a, -s))[:limit]
-                found = list(zip(s[order].tolist(), a[order].tolist(), b[order].tolist()))
+            total = len(s)
+            order = np.lexsort((b, a, -s))[:limit]
+            found = list(zip(s[order].tolist(), a[order].tolist(), b[order].tolist()))
             facts = self._get_many({fid for _, a, b in found for fid in (a, b)})
         pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found]
         return pairs, total
@@ -856,13 +863,8 @@ class Memory:
         """Each fact's cosine with its nearest same-type neighbour, for a threshold histogram,
         from the pairs kept on write: facts whose nearest is below the floor are not listed."""
         types = [clean_type(type)] if type else list(TYPES)
-        marks = ",".join("?" * len(types))
-        # Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
         with self._reading():
-            best = dict(self.db.execute(f"SELECT a, max(score) FROM pairs WHERE type IN ({marks}) GROUP BY a", types))
-            for fid, score in self.db.execute(f"SELECT b, max(score) FROM pairs WHERE type IN ({marks}) GROUP BY b", types):
-                if score > best.get(fid, -2.0):
-                    best[fid] = score
+            best = self.pairs.nearest(types)
         return sorted(best.items())
 
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:

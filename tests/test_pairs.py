@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from memories import snapshot
+from memories.pairs import unpack
 from memories.store import DEFAULT_FLOOR, Memory
 from memories.vectors import TYPES
 from tests.fakes import HashEmbedder
@@ -40,8 +41,14 @@ def brute_force(db: str, floor: float) -> dict[tuple[int, int], float]:
 
 
 def assert_exact(db: str, floor: float) -> int:
+    kept = {}
     with sqlite3.connect(db) as conn:
-        kept = {(a, b): s for a, b, s in conn.execute("SELECT a, b, score FROM pairs")}
+        for b, type, best, ids, scores in conn.execute("SELECT fact_id, type, best, ids, scores FROM neighbours"):
+            ids, scores = unpack(ids, scores)
+            assert len(ids) and best == float(scores.max()) and (ids < b).all() and (np.diff(ids) > 0).all()
+            types = dict(conn.execute(f"SELECT id, type FROM facts WHERE id IN ({b}, {','.join(map(str, ids.tolist()))})"))
+            assert set(types.values()) == {type}, f"row {b} mixes types {types}"
+            kept.update({(a, b): s for a, s in zip(ids.tolist(), scores.tolist())})
     want = brute_force(db, floor)
     for key, s in want.items():
         if s >= floor + MARGIN:
@@ -104,11 +111,11 @@ def test_a_memory_from_before_the_table_gets_its_pairs_when_opened(tmp_path):
     rng = random.Random(9)
     m = Memory(db, HashEmbedder(16), floor=0.8)
     m.add_many([{"text": text(rng)} for _ in range(60)])
-    m.db.execute("DELETE FROM pairs")
+    m.db.execute("DELETE FROM neighbours")
     m.db.execute("DELETE FROM meta WHERE key = 'pairs_floor'")
     m.close()
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM pairs").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM neighbours").fetchone()[0] == 0
     Memory(db, HashEmbedder(16), floor=0.8).close()
     assert assert_exact(db, 0.8) > 0
     Memory(db, HashEmbedder(16), floor=0.85).close()  # another floor: rebuilt at it
@@ -186,3 +193,25 @@ def test_kill_9_mid_write_leaves_the_pairs_exact(tmp_path):
             service.start()
     finally:
         service.stop()
+
+
+def test_pairs_of_the_one_row_a_pair_table_move_over_when_opened(tmp_path):
+    db = str(tmp_path / "m.db")
+    rng = random.Random(5)
+    m = Memory(db, HashEmbedder(16), floor=0.8)
+    m.add_many([{"text": text(rng), "type": rng.choice(TYPES)} for _ in range(80)])
+    want = assert_exact(db, 0.8)
+    # Back to schema 2: the pairs one row each, as an older version kept them.
+    s, a, b = m.pairs.read(0.8, list(TYPES))
+    types = dict(m.db.execute("SELECT id, type FROM facts"))
+    with m.db:
+        m.db.execute("DROP TABLE neighbours")
+        m.db.execute("CREATE TABLE pairs (a INTEGER, b INTEGER, type TEXT, score REAL, PRIMARY KEY (a, b)) WITHOUT ROWID")
+        m.db.executemany("INSERT INTO pairs VALUES (?, ?, ?, ?)",
+                         [(x, y, types[x], z) for x, y, z in zip(a.tolist(), b.tolist(), s.tolist())])
+        m.db.execute("DELETE FROM schema_migrations WHERE version = 3")
+    m.close()
+    Memory(db, HashEmbedder(16), floor=0.8, threshold=0.999).close()
+    assert assert_exact(db, 0.8) == want
+    with sqlite3.connect(db) as conn:
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name LIKE 'pairs%'").fetchone()
