@@ -22,6 +22,7 @@ from memories.openapi import openapi_document
 from tests.memory_service import Service
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))  # per operation
+FRAMING = {"content-length", "transfer-encoding", "host", "connection", "expect", "te", "upgrade"}
 MIN_REQUESTS = 1000
 sent = {"schemathesis": 0, "positive": 0, "negative": 0, "arbitrary": 0}
 
@@ -52,6 +53,9 @@ def test_the_service_keeps_its_contract(case, fuzz_service):
     # service gave out" (those get the documented 404 or 422); and negative_data_rejection, which
     # counts an unknown query parameter as invalid (the service ignores it, as HTTP APIs do) and
     # drops the secret header that this test adds back.
+    # Generated headers may name HTTP's own framing ("content-length" with no value): the HTTP
+    # server answers those 400 before the service sees them; they are not the API's to document.
+    case.headers = {k: v for k, v in (case.headers or {}).items() if k.lower() not in FRAMING}
     case.call_and_validate(base_url=fuzz_service.url, headers={"X-Memory-Secret": fuzz_service.secret}, timeout=60,
                            excluded_checks=[positive_data_acceptance, negative_data_rejection])
 
