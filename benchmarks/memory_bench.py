@@ -4,13 +4,14 @@
 
 Builds one memory up through the sizes with the real model, and at each size measures:
 recall p50/p95 engine-only and through HTTP (both embed the query), the floor (a bare FTS5
-top 30 + a bare numpy top 30 + one query embedding), write p50, /duplicates, import rate
+top 30 + a bare numpy top 30 + one query embedding), write p50, /duplicates, import rate (while
+growing to the size, and of 1,024 more facts at the size)
 and peak RSS (this process and the service's), /duplicates at 0.97 and 0.85 (the pairs kept
 on write) and 0.80, the nearest-neighbour histogram, and start time (open + first recall).
 
 --million then grows the memory to 1,000,000 facts for start time and recall only: synthetic
 text, and vectors beyond the real ones are the real embeddings tiled with small noise (written
-straight to the tables, not embedded; the pairs table is not extended for them).
+straight to the tables, not embedded; the pairs kept on write are not extended for them).
 """
 
 from __future__ import annotations
@@ -148,8 +149,9 @@ def main() -> None:
     embedder = MiniLM()
     # Some synthetic facts are near-duplicates of others (dates a day apart): feed until the
     # memory holds each size.
-    corpus = synthetic.facts(int(max(sizes) * 1.4) + 500)
+    corpus = synthetic.facts(int(max(sizes) * 1.4) + 1600)
     extra = corpus[-100:]
+    more = corpus[-1124:-100]  # 1,024 facts imported at each size, then deleted again
     queries = synthetic.questions(args.queries)
     tmp = Path(tempfile.mkdtemp(prefix="memory-bench-"))
     memory = Memory(tmp / "bench.db", embedder)
@@ -158,8 +160,8 @@ def main() -> None:
     for size in sizes:
         t = time.perf_counter()
         offered = 0
-        while memory.count() < size and loaded < len(corpus) - 100:
-            batch = corpus[loaded : min(loaded + 64, len(corpus) - 100)]
+        while memory.count() < size and loaded < len(corpus) - 1124:
+            batch = corpus[loaded : min(loaded + 64, len(corpus) - 1124)]
             memory.add_many(batch)
             loaded += len(batch)
             offered += len(batch)
@@ -178,6 +180,12 @@ def main() -> None:
             found = memory.list(q=f["text"], limit=1)[0]
             if found:
                 memory.delete(found[0].id)
+        # Import at this size: 1,024 more facts in batches of 64, as `import` sends them.
+        t = time.perf_counter()
+        added = [r.fact.id for i in range(0, len(more), 64) for r in memory.add_many(more[i : i + 64]) if r.created]
+        import_at = len(more) / (time.perf_counter() - t)
+        for fid in added:
+            memory.delete(fid)
         dup_time = timed(memory.duplicates, 0.97)
         dup85 = timed(memory.duplicates, 0.85)
         dup80 = timed(memory.duplicates, 0.80)
@@ -201,6 +209,7 @@ def main() -> None:
         row = {
             "facts": stored,
             "import facts/s (offered)": import_rate,
+            "import at size facts/s": import_at,
             "engine recall p50 ms": pct(engine, 50), "engine recall p95 ms": pct(engine, 95),
             "floor p50 ms": pct(floor, 50),
             "engine/floor p50": statistics.median(engine) / statistics.median(floor),
