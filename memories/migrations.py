@@ -68,11 +68,12 @@ MIGRATIONS: list[str] = [
     CREATE TABLE neighbours (
         fact_id INTEGER PRIMARY KEY,  -- the larger id of every pair in the row
         type TEXT NOT NULL,
-        best REAL NOT NULL,  -- the highest score in the row
+        best REAL NOT NULL,  -- the highest score in the row: rows below a threshold are not decoded
         ids BLOB NOT NULL,  -- little-endian int64, ascending: the smaller ids
         scores BLOB NOT NULL  -- little-endian float32, one a pair
     );
-    CREATE INDEX neighbours_best ON neighbours (best DESC, type);
+    -- No index on best: reading rows in key order beat it at every threshold measured (100k
+    -- facts: 0.05 s against 0.07 s at 0.97), and a new fact then writes nothing out of order.
     """,
 ]
 

@@ -2,10 +2,10 @@
 
 A pair (a, b) with a < b, same type, cosine at or above the review floor, is stored once, in the
 row of its larger id: `ids` (little-endian int64) and `scores` (float32) of the fact's smaller-id
-neighbours, and `best`, their highest score. A new fact has the largest id, so adding it writes
-one row at the end of the table and one entry in the `best` index. A table of one row per pair
-wrote each pair into two b-trees at random places: at 100k templated facts (about 47 pairs a
-fact at 0.80) committing those pages cost as much as embedding the facts.
+neighbours, and `best`, their highest score, so a read skips rows below its threshold undecoded.
+A new fact has the largest id, so adding it writes one row at the end of the table. A table of
+one row per pair wrote each pair into two b-trees at random places: at 100k templated facts
+(about 47 pairs a fact at 0.80) committing those pages cost as much as embedding the facts.
 
 Everything here runs inside the engine's write transaction (store.py), so the pairs change with
 the row, FTS entry and vector they come from, or not at all.
@@ -107,14 +107,26 @@ class Pairs:
 
     def nearest(self, types: list[str]) -> dict[int, float]:
         """Each fact in a pair with its best cosine in any pair (either side)."""
-        s, a, b = self.read(-1.0, types)
-        best: dict[int, float] = {}
-        for ids in (a, b):
-            if len(ids):
-                order = np.lexsort((-s, ids))  # by id, best first within an id
-                first = np.r_[True, ids[order][1:] != ids[order][:-1]]
-                for fid, score in zip(ids[order][first].tolist(), s[order][first].tolist()):
-                    if score > best.get(fid, -2.0):
-                        best[fid] = score
-        return best
+        marks = ",".join("?" * len(types))
+        rows = self.db.execute(f"SELECT fact_id, best, ids, scores FROM neighbours WHERE type IN ({marks})", types).fetchall()
+        if not rows:
+            return {}
+        a = np.frombuffer(b"".join(r[2] for r in rows), "<i8")
+        s = np.frombuffer(b"".join(r[3] for r in rows), "<f4")
+        larger = np.array([r[0] for r in rows], np.int64)
+        best = np.full(max(int(a.max()), int(larger.max())) + 1, -np.inf, np.float32)
+        best[larger] = [r[1] for r in rows]  # a row's best is its fact's best as the larger id
+        np.maximum.at(best, a, s)
+        found = np.flatnonzero(best > -np.inf)
+        return dict(zip(found.tolist(), best[found].astype(np.float64).tolist()))
 
+
+def top(s: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> np.ndarray:
+    """The positions of the `limit` best pairs, by score (highest first), then a, then b,
+    without sorting them all: only those at or above the limit-th best score are sorted."""
+    if len(s) > limit > 0:
+        kth = np.partition(s, len(s) - limit)[len(s) - limit]
+        pick = np.flatnonzero(s >= kth)
+    else:
+        pick = np.arange(len(s))
+    return pick[np.lexsort((b[pick], a[pick], -s[pick]))][:limit]

@@ -36,7 +36,7 @@ import numpy as np
 from . import snapshot
 from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
-from .pairs import MARGIN, Pairs
+from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
 from .recall import DEFAULT, Fusion, fuse, idf, quote, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
@@ -849,7 +849,7 @@ class Memory:
                 parts = [self.vectors.pairs(t, threshold) for t in types]
                 s, a, b = (np.concatenate([p[k] for p in parts]) for k in range(3))
             total = len(s)
-            order = np.lexsort((b, a, -s))[:limit]
+            order = top(s, a, b, limit)
             found = list(zip(s[order].tolist(), a[order].tolist(), b[order].tolist()))
             facts = self._get_many({fid for _, a, b in found for fid in (a, b)})
         pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found]

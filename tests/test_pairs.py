@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memories import snapshot
-from memories.pairs import unpack
+from memories.pairs import top, unpack
 from memories.store import DEFAULT_FLOOR, Memory
 from memories.vectors import TYPES
 from tests.fakes import HashEmbedder
@@ -215,3 +215,12 @@ def test_pairs_of_the_one_row_a_pair_table_move_over_when_opened(tmp_path):
     assert assert_exact(db, 0.8) == want
     with sqlite3.connect(db) as conn:
         assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name LIKE 'pairs%'").fetchone()
+
+
+@pytest.mark.parametrize("limit", [0, 1, 7, 50, 500])
+def test_the_top_pairs_are_the_full_sorts_first_ones_ties_included(limit):
+    rng = np.random.default_rng(limit)
+    s = rng.choice(np.array([0.8, 0.85, 0.9, 0.97], np.float32), 300)  # many ties
+    a, b = rng.integers(1, 40, 300), rng.integers(40, 80, 300)
+    want = np.lexsort((b, a, -s))[:limit]
+    assert top(s, a, b, limit).tolist() == want.tolist()
