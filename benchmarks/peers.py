@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/peers.py [--facts 100000] [--queries 200]
 
-Peers (not project dependencies; install them yourself to compare): sqlite-vec + FTS5 in one
+Peers (not project dependencies; `pip install sqlite-vec lancedb sqlean.py` to compare, sqlean
+when this Python's sqlite3 cannot load extensions): sqlite-vec + FTS5 in one
 SQLite file (a vec0 KNN top 30 and an FTS5 BM25 top 30, fused by RRF), and LanceDB's hybrid
 search (its vector index + its full-text index, RRF). Each prints "skipped: X not installed"
 when absent. All take the same facts, the same query vectors (embedded once, beforehand) and
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic  # noqa: E402
 
 from memories.embeddings import MiniLM  # noqa: E402
-from memories.recall import match_expression  # noqa: E402
+from memories.recall import DEFAULT  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 
@@ -66,6 +67,11 @@ def sqlite_vec(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[
 
     import sqlite_vec as sv
 
+    if not hasattr(sqlite3.Connection, "enable_load_extension"):  # a Python built without it (pyenv's default)
+        if importlib.util.find_spec("sqlean") is None:
+            print("| sqlite-vec + FTS5 | skipped: this Python's sqlite3 cannot load extensions (pip install sqlean.py) | |")
+            return
+        import sqlean as sqlite3
     db = sqlite3.connect(tmp / "vec.db")
     db.enable_load_extension(True)
     sv.load(db)
@@ -77,7 +83,7 @@ def sqlite_vec(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[
 
     def hybrid(query: str, qvec: np.ndarray) -> None:
         vec = db.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 30 ORDER BY distance", (qvec.astype("<f4").tobytes(),)).fetchall()
-        match = match_expression(query, with_phrases=True, alias_self=True)
+        match = DEFAULT.match(query)  # the same FTS5 query our default runs
         kw = db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall() if match else []
         scores: dict[int, float] = {}
         for hits in (vec, kw):
@@ -108,6 +114,14 @@ def lancedb(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[str
         table.search(query_type="hybrid").vector(qvec).text(query).limit(15).to_list()
 
     report("LanceDB hybrid (RRF)", [timed(hybrid, q, v) for q, v in zip(queries, qvecs)])
+    if len(facts) >= 10_000:
+        # Its vector index is approximate (IVF-PQ): how much of the exact top 30 its vector search finds.
+        found = []
+        for qvec in qvecs:
+            exact = set((np.argsort(-(vectors @ qvec))[:30] + 1).tolist())
+            ann = {r["id"] for r in table.search(qvec).metric("cosine").limit(30).to_list()}
+            found.append(len(exact & ann) / 30)
+        print(f"| (LanceDB's vector top 30 holds {100 * np.mean(found):.0f}% of the exact top 30; ours is exact) | | |")
 
 
 def timed(fn, *args) -> float:
