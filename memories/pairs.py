@@ -113,12 +113,13 @@ class Pairs:
             return {}
         a = np.frombuffer(b"".join(r[2] for r in rows), "<i8")
         s = np.frombuffer(b"".join(r[3] for r in rows), "<f4")
-        larger = np.array([r[0] for r in rows], np.int64)
-        best = np.full(max(int(a.max()), int(larger.max())) + 1, -np.inf, np.float32)
-        best[larger] = [r[1] for r in rows]  # a row's best is its fact's best as the larger id
-        np.maximum.at(best, a, s)
-        found = np.flatnonzero(best > -np.inf)
-        return dict(zip(found.tolist(), best[found].astype(np.float64).tolist()))
+        # A row's best is its fact's best as the larger id; as the smaller, its scores in other rows.
+        ids = np.concatenate([np.array([r[0] for r in rows], np.int64), a])
+        scores = np.concatenate([np.array([r[1] for r in rows], np.float32), s])
+        found, at = np.unique(ids, return_inverse=True)  # ids may be anything up to 2^63: not indexes
+        best = np.full(len(found), -np.inf, np.float32)
+        np.maximum.at(best, at, scores)
+        return dict(zip(found.tolist(), best.astype(np.float64).tolist()))
 
 
 def top(s: np.ndarray, a: np.ndarray, b: np.ndarray, limit: int) -> np.ndarray:

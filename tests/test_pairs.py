@@ -224,3 +224,12 @@ def test_the_top_pairs_are_the_full_sorts_first_ones_ties_included(limit):
     a, b = rng.integers(1, 40, 300), rng.integers(40, 80, 300)
     want = np.lexsort((b, a, -s))[:limit]
     assert top(s, a, b, limit).tolist() == want.tolist()
+
+
+def test_nearest_and_pairs_hold_a_fact_restored_under_a_huge_id(tmp_path):
+    m = Memory(str(tmp_path / "m.db"), HashEmbedder(16), floor=0.5, threshold=0.9999)
+    small = m.add("tea jazz chess Lisbon").fact.id
+    big = m.add("tea jazz chess boat", id=2**62).fact.id
+    nearest = dict(m.nearest())
+    assert set(nearest) == {small, big} and nearest[small] == nearest[big]
+    assert [(p["a"]["id"], p["b"]["id"]) for p in m.duplicates(threshold=0.5)[0]] == [(small, big)]
