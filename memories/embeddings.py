@@ -71,6 +71,9 @@ class MiniLM:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        # Idle threads sleep instead of spinning: spinning between batches starved the matrix
+        # products of an import (100k facts: 186 -> 232 facts/s) for about 0.3 ms a query.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as e:
