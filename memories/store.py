@@ -38,7 +38,7 @@ from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
-from .recall import DEFAULT, Fusion, fuse, idf, quote, via
+from .recall import DEFAULT, Fusion, fuse, idf, information, quote, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 
 MAX_TEXT = 8000
@@ -681,14 +681,16 @@ class Memory:
             # query still gets its vector results rather than an error.
             return []
 
-    def _term_counts(self, query_terms: list[str]) -> list[dict]:
-        """Each query term with how many facts hold it and its IDF, as bm25() weighs it."""
+    def _term_counts(self, query_terms: list[str]) -> tuple[list[dict], float | None]:
+        """Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
+        query's information (their sum; None without terms)."""
         if not query_terms:
-            return []
+            return [], None
         rows = self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
         having = [self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(t),)).fetchone()[0]
                   for t in query_terms]
-        return [{"term": t, "facts": n, "idf": idf(rows, n)} for t, n in zip(query_terms, having)]
+        counts = [{"term": t, "facts": n, "idf": idf(rows, n)} for t, n in zip(query_terms, having)]
+        return counts, information(rows, having)
 
     def _matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
         """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
@@ -707,14 +709,14 @@ class Memory:
             clean_type(type)
 
     def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion, mode: str = "hybrid"):
-        """The keyword list, the vector list, every fused hit best first, and the query terms'
-        counts (for method "info"): the candidates the store finds, ranked by recall.fuse.
+        """The keyword list, the vector list, every fused hit best first, the query terms' counts
+        and the query's information (method "info"): the candidates the store finds, ranked by
+        recall.fuse.
         Call it under the lock."""
         kw = self._keyword(match, type, fusion.depth) if mode != "vector" else []
         vec = self.vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(self.vectors) else []
-        counts = self._term_counts(fusion.terms(query)) if kw else []
-        info = sum(c["idf"] for c in counts) if counts else None
-        return kw, vec, fuse([(fid, -score) for fid, score in kw], vec, fusion, info), counts
+        counts, info = self._term_counts(fusion.terms(query)) if kw else ([], None)
+        return kw, vec, fuse([(fid, -score) for fid, score in kw], vec, fusion, info), counts, info
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
                fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
@@ -730,7 +732,7 @@ class Memory:
         match = fusion.match(query) if mode != "vector" else ""
         with self._reading():
             started = time.perf_counter()
-            kw, vec, fused, counts = self._rank(query, match, qvec, type, fusion, mode)
+            kw, vec, fused, counts, info = self._rank(query, match, qvec, type, fusion, mode)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
@@ -766,7 +768,7 @@ class Memory:
             ]
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
-            out["information"] = sum(c["idf"] for c in counts) if counts else None
+            out["information"] = info
             out["terms"] = counts
             out["fusion"] = asdict(fusion)
             out["timing"] = {"rank_ms": rank_ms}  # ranking and reading the rows, not the embedding
@@ -811,7 +813,7 @@ class Memory:
                     kw_rank = better + 1
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
             # Its parts of the fused score come from the ranking recall uses, so the two agree.
-            _, _, fused, counts = self._rank(query, match, qvec, type, fusion)
+            _, _, fused, _, info = self._rank(query, match, qvec, type, fusion)
         fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
         parts = {"kw": hit.kw_part, "vec": hit.vec_part} if hit else {"kw": 0.0, "vec": 0.0}
         result = {
@@ -828,7 +830,7 @@ class Memory:
             "kw_contribution": parts["kw"],
             "vec_contribution": parts["vec"],
             "score": parts["kw"] + parts["vec"],
-            "information": sum(c["idf"] for c in counts) if counts else None,
+            "information": info,
             "fused_rank": fused_rank,
             "fusion": asdict(fusion),
         }

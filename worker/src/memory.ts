@@ -15,7 +15,7 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fusion, METHODS, PRESETS, fuse, idf, infoTerms, match as matchOf, matchTerms, quote,
+  DEFAULT, type Fusion, METHODS, PRESETS, fuse, idf, information, infoTerms, match as matchOf, matchTerms, quote,
   score, terms, via,
 } from "./recall";
 import { migrate } from "./schema";
@@ -600,19 +600,19 @@ export class MemoryObject extends DurableObject<Env> {
   private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion, mode: Mode = "hybrid") {
     const kw = mode === "vector" ? [] : this.keyword(match, type, f.depth);
     const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
-    const counts = kw.length ? this.termCounts(infoTerms(f, query)) : [];
-    const info = counts.length ? counts.reduce((sum, c) => sum + c.idf, 0) : null;
+    const { counts, info } = kw.length ? this.termCounts(infoTerms(f, query)) : { counts: [], info: null };
     return { kw, vec, info, counts, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
   }
 
-  /** Each query term with how many facts hold it and its IDF, as bm25() weighs it (store.py `_term_counts`). */
-  private termCounts(queryTerms: string[]): { term: string; facts: number; idf: number }[] {
-    if (!queryTerms.length) return [];
+  /** Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
+   * query's information, their sum (store.py `_term_counts`). */
+  private termCounts(queryTerms: string[]): { counts: { term: string; facts: number; idf: number }[]; info: number | null } {
+    if (!queryTerms.length) return { counts: [], info: null };
     const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
-    return queryTerms.map((term) => {
-      const facts = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
-      return { term, facts, idf: idf(rows, facts) };
-    });
+    const having = queryTerms.map((term) =>
+      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n);
+    const counts = queryTerms.map((term, i) => ({ term, facts: having[i], idf: idf(rows, having[i]) }));
+    return { counts, info: information(rows, having) };
   }
 
   private async recall(data: Record<string, unknown>) {
