@@ -64,7 +64,7 @@ def test_shipped_sets_are_valid(path):
     assert name == path.stem and facts and cases
 
 
-@pytest.mark.parametrize("name", ["lookalikes", "relations"])
+@pytest.mark.parametrize("name", ["lookalikes", "relations", "relations2"])
 def test_a_generated_set_is_what_its_generator_makes(name):
     generate = importlib.import_module(f"dashboard.evalsets.{name}").generate
 
