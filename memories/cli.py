@@ -13,7 +13,7 @@ from pathlib import Path
 from .recall import PRESETS, Fusion
 from .store import DEFAULT_FLOOR, DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
-IMPORT_BATCH = 64
+IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64
 URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement
 FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
 
@@ -126,8 +126,7 @@ def import_(args: argparse.Namespace) -> int:
         items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
     created = duplicates = 0
     with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
-        for start in range(0, len(items), IMPORT_BATCH):
-            batch = memory.add_many(items[start : start + IMPORT_BATCH])
+        for batch in memory.import_batches(items, IMPORT_BATCH):
             created += sum(r.created for r in batch)
             duplicates += sum(not r.created for r in batch)
             bar.update(len(batch))

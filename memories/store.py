@@ -26,6 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -192,6 +193,15 @@ def decode_cursor(cursor: str) -> tuple[str, int]:
     except Exception:
         pass
     raise InvalidInput("cursor is not one this service gave out")
+
+
+def _clean_items(items: list[dict]) -> list[tuple]:
+    return [
+        (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
+         clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
+         clean_id(i.get("id")))
+        for i in items
+    ]
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -498,13 +508,23 @@ class Memory:
 
     def add_many(self, items: list[dict]) -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit."""
-        clean = [
-            (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
-             clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
-             clean_id(i.get("id")))
-            for i in items
-        ]
-        vectors = self._embed([c[0] for c in clean])
+        clean = _clean_items(items)
+        return self._store(clean, self._embed([c[0] for c in clean]))
+
+    def import_batches(self, items: list[dict], size: int = 64) -> Iterator[list[AddResult]]:
+        """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
+        embedded in a thread while this one is written: the model and the write (the dedup scan,
+        SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
+        batches = [_clean_items(items[i : i + size]) for i in range(0, len(items), size)]
+        with ThreadPoolExecutor(1, thread_name_prefix="embed") as pool:
+            ahead = [pool.submit(self._embed, [c[0] for c in b]) for b in batches[:1]]
+            for n, clean in enumerate(batches):
+                vectors = ahead[n].result()
+                if n + 1 < len(batches):
+                    ahead.append(pool.submit(self._embed, [c[0] for c in batches[n + 1]]))
+                yield self._store(clean, vectors)
+
+    def _store(self, clean: list[tuple], vectors: np.ndarray) -> list[AddResult]:
         results: list[AddResult] = []
         with self._lock:
             added: list[tuple[int, str]] = []
@@ -686,11 +706,17 @@ class Memory:
         query's information (their sum; None without terms)."""
         if not query_terms:
             return [], None
-        rows = self.db.execute("SELECT count(*) FROM facts").fetchone()[0]
+        rows = self._indexed_rows()
         having = [self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(t),)).fetchone()[0]
                   for t in query_terms]
         counts = [{"term": t, "facts": n, "idf": idf(rows, n)} for t, n in zip(query_terms, having)]
         return counts, information(rows, having)
+
+    def _indexed_rows(self) -> int:
+        """The row count bm25() itself uses: the first varint of FTS5's averages record (row 1
+        of facts_fts_data). One row read, where count(*) walks the table (about 20 ms at 1M)."""
+        row = self.db.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
+        return varint(row[0]) if row and row[0] else 0
 
     def _matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
         """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
@@ -911,6 +937,19 @@ class Memory:
     def integrity(self) -> str:
         with self._lock:
             return self.db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def varint(data: bytes) -> int:
+    """SQLite's variable-length integer (as FTS5 writes it): big-endian 7-bit groups with a
+    continuation bit, the ninth byte whole."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return value
 
 
 def match_terms(match: str) -> list[str]:

@@ -1,6 +1,9 @@
 """The engine: writes keep row, FTS entry and vector together; dedup; recall; curation."""
 
 import base64
+import os
+import subprocess
+import sys
 import sqlite3
 import threading
 from dataclasses import replace
@@ -66,6 +69,38 @@ def test_a_batch_dedups_against_itself(fake_memory):
     results = fake_memory.add_many([{"text": "Tom is tall."}, {"text": "tom is tall."}])
     assert [r.created for r in results] == [True, False]
     assert fake_memory.count() == 1
+
+
+def test_an_import_embeds_ahead_and_still_dedups_across_batches(fake_memory):
+    items = [{"text": f"Import line {i} of the file."} for i in range(10)] + [{"text": "IMPORT LINE 3 OF THE FILE."}]
+    batches = list(fake_memory.import_batches(items, size=4))
+    assert [len(b) for b in batches] == [4, 4, 3]
+    results = [r for b in batches for r in b]
+    assert sum(r.created for r in results) == 10 and fake_memory.count() == 10
+    assert (results[-1].created, results[-1].fact.id) == (False, results[3].fact.id)  # batch 3 saw batch 1
+    assert fake_memory.stats()["consistent"]
+
+
+def test_an_import_with_a_bad_line_writes_nothing(fake_memory):
+    items = [{"text": f"Import line {i} of the file."} for i in range(10)] + [{"text": "ok", "type": "opinion"}]
+    with pytest.raises(InvalidInput):
+        next(fake_memory.import_batches(items, size=4))
+    assert fake_memory.count() == 0
+
+
+def test_idle_blas_threads_sleep_instead_of_spinning(tmp_path):
+    """The engine's package sets OpenBLAS's idle-thread timeout before numpy loads (memories/__init__):
+    spinning threads took a core from the embedding model during an import."""
+    script = (
+        "import memories.store, numpy as np, resource, time\n"
+        "a = np.ones((64, 384), np.float32); b = np.ones((50_000, 384), np.float32)\n"
+        "for _ in range(3): a @ b.T\n"
+        "cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2])\n"
+        "before = cpu(); time.sleep(0.3); print(cpu() - before)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert float(out.stdout) < 0.03  # spinning burned about 0.1 s of CPU in that sleep
 
 
 def test_a_failed_batch_leaves_nothing_behind(fake_memory, monkeypatch):
@@ -295,6 +330,17 @@ def test_phrases_put_the_fact_with_the_asked_word_order_first(memory):
 def test_a_terms_information_is_what_bm25_gives_a_fact_of_average_length(memory):
     memory.add_many([{"text": f"plain filler {w}."} for w in ("apple", "pear", "plum", "fig", "zebra", "lime")])
     hit = memory.recall("zebra", mode="keyword", debug=True)
+    assert -hit["results"][0]["bm25"] == pytest.approx(hit["information"])  # tf 1, every fact 3 tokens
+
+
+def test_the_row_count_for_the_idfs_is_the_one_bm25_uses_past_one_varint_byte(fake_memory):
+    assert fake_memory._indexed_rows() == 0
+    added = [r.fact.id for r in fake_memory.add_many([{"text": f"entry {i} note"} for i in range(100)])]
+    added += [r.fact.id for r in fake_memory.add_many([{"text": f"entry {i} note"} for i in range(100, 300)])]
+    for fid in added[:20]:
+        fake_memory.delete(fid)
+    assert fake_memory._indexed_rows() == fake_memory.count() == 280  # two varint bytes from 128 on
+    hit = fake_memory.recall("299", mode="keyword", debug=True)
     assert -hit["results"][0]["bm25"] == pytest.approx(hit["information"])  # tf 1, every fact 3 tokens
 
 
