@@ -26,14 +26,16 @@ import time
 from datetime import date
 from pathlib import Path
 
-import httpx
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import memories  # noqa: E402, F401  (first: it sets OpenBLAS's idle-thread timeout before numpy loads)
+
+import httpx  # noqa: E402
+import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 
+from memories.cli import IMPORT_BATCH  # noqa: E402
 from memories.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from tests.memory_service import Service  # noqa: E402
@@ -161,8 +163,10 @@ def main() -> None:
         t = time.perf_counter()
         offered = 0
         while memory.count() < size and loaded < len(corpus) - 1124:
-            batch = corpus[loaded : min(loaded + 64, len(corpus) - 1124)]
-            memory.add_many(batch)
+            step = min(1024, max(64, size - memory.count()))
+            batch = corpus[loaded : min(loaded + step, len(corpus) - 1124)]
+            for _ in memory.import_batches(batch, IMPORT_BATCH):
+                pass
             loaded += len(batch)
             offered += len(batch)
         import_rate = offered / (time.perf_counter() - t)
@@ -180,9 +184,10 @@ def main() -> None:
             found = memory.list(q=f["text"], limit=1)[0]
             if found:
                 memory.delete(found[0].id)
-        # Import at this size: 1,024 more facts in batches of 64, as `import` sends them.
+        # Import at this size: 1,024 more facts as `import` writes them (IMPORT_BATCH a batch,
+        # the next batch embedded while one is written).
         t = time.perf_counter()
-        added = [r.fact.id for i in range(0, len(more), 64) for r in memory.add_many(more[i : i + 64]) if r.created]
+        added = [r.fact.id for batch in memory.import_batches(more, IMPORT_BATCH) for r in batch if r.created]
         import_at = len(more) / (time.perf_counter() - t)
         for fid in added:
             memory.delete(fid)
