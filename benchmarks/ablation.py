@@ -25,13 +25,17 @@ from memories.recall import DEFAULT, SEED  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 SETS = ROOT / "dashboard" / "evalsets"
-SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3", "work", "skills_logs"]
-UNSEEN = ["household4", "relations", "travel_health", "confirm"]
+# Seen: read while choosing this default or an earlier one (the last four were its unseen sets).
+SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3", "work", "skills_logs",
+        "household4", "relations", "travel_health", "confirm"]
+# Unseen: committed before the work they judge, each run once per candidate.
+UNSEEN = ["relations2", "agentlog"]
 CANDIDATES = {
     "seed": SEED,
     "default": DEFAULT,
     "default + phrases": replace(DEFAULT, phrases=True),
     "default + alias_self": replace(DEFAULT, alias_self=True),
+    "default - expansion": replace(DEFAULT, expand=0.0),
     "default - info (ratio)": replace(DEFAULT, method="ratio"),
     "default - info (rrf)": replace(DEFAULT, method="rrf"),
 }

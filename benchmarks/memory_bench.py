@@ -60,10 +60,14 @@ def rss_mb(pid: int | None = None) -> float:
     return float("nan")
 
 
-def floor_query(memory: Memory, embedder: MiniLM, query: str) -> None:
-    """The least any hybrid recall must do: embed, a bare FTS5 top 30, a bare matrix top 30."""
+def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str) -> None:
+    """The least any hybrid recall must do: embed the query (and, apart, the terms it expands),
+    a bare FTS5 top 30 of the same MATCH recall runs (`match`, expansions included), a bare
+    matrix top 30."""
     q = embedder.embed([query])[0]
-    match = memory.fusion.match(query)  # the same MATCH recall runs
+    terms = memory.fusion.expandable_terms(query)
+    if terms:
+        embedder.embed(terms)
     if match:
         memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall()
     for part in memory.vectors.parts.values():  # the whole matrix, as one bare product
@@ -121,10 +125,11 @@ def million(db: Path, embedder: MiniLM, queries: list[str], total: int = 1_000_0
     memory = Memory(db, embedder)
     for q in queries[:10]:
         memory.recall(q)
+    matches = {q: memory.recall(q, debug=True)["match"] for q in queries}
     engine, floor = [], []
     for q in queries:
         engine.append(timed(memory.recall, q))
-        floor.append(timed(floor_query, memory, embedder, q))
+        floor.append(timed(floor_query, memory, embedder, q, matches[q]))
     row = {
         "facts": memory.count(),
         "engine recall p50 ms": pct(engine, 50), "engine recall p95 ms": pct(engine, 95),
@@ -174,11 +179,12 @@ def main() -> None:
 
         for q in queries[:10]:  # warm caches
             memory.recall(q)
+        matches = {q: memory.recall(q, debug=True)["match"] for q in queries}
         # Interleaved, so a change in the machine's load touches both alike.
         engine, floor = [], []
         for q in queries:
             engine.append(timed(memory.recall, q))
-            floor.append(timed(floor_query, memory, embedder, q))
+            floor.append(timed(floor_query, memory, embedder, q, matches[q]))
         writes = [timed(memory.add, f["text"], f["type"], f["source"]) for f in extra[:100]]
         for f in extra[:100]:  # keep the size steady for the next step
             found = memory.list(q=f["text"], limit=1)[0]

@@ -75,6 +75,16 @@ MIGRATIONS: list[str] = [
     -- No index on best: reading rows in key order beat it at every threshold measured (100k
     -- facts: 0.05 s against 0.07 s at 0.97), and a new fact then writes nothing out of order.
     """,
+    # 4: the vocabulary that query terms expand to (vocabulary.py). The engine fills it from the
+    # facts when it opens a memory from before it, or one whose words another model embedded.
+    """
+    CREATE TABLE words (
+        id INTEGER PRIMARY KEY,
+        word TEXT NOT NULL UNIQUE,
+        model TEXT NOT NULL,
+        embedding BLOB NOT NULL  -- little-endian float32, unit length
+    );
+    """,
 ]
 
 

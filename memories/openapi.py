@@ -67,10 +67,15 @@ FUSION = obj(
         "phrases": {"type": "boolean"},
         "method": {"type": "string", "enum": ["rrf", "relative", "ratio", "info"]},
         "alias_self": {"type": "boolean"},
+        "expand": {"type": "number", "minimum": 0, "maximum": 1,
+                   "description": "the cosine a vocabulary word needs with a query term to join the keyword query; 0 is off"},
     },
     required=[],
     extra=False,
 )
+EXPANSIONS = {"type": "array", "description": "vocabulary words OR-ed into the keyword query: each with the query term it "
+              "came from and their cosine",
+              "items": obj({"word": {"type": "string"}, "term": {"type": "string"}, "cosine": {"type": "number"}})}
 HIT = obj({
     "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
@@ -89,8 +94,11 @@ RECALL = obj(
         "vec": {"type": "array", "items": obj({"fact": FACT, "rank": {"type": "integer"}, "cosine": {"type": "number"}})},
         "match": {"type": "string"},
         "information": {**NULLABLE_NUM, "description": "method info: the query terms' summed IDF, what BM25 is divided by"},
-        "terms": {"type": "array", "description": "method info: each query term, how many facts hold it, its IDF",
-                  "items": obj({"term": {"type": "string"}, "facts": {"type": "integer"}, "idf": {"type": "number"}})},
+        "terms": {"type": "array", "description": "method info: each query term, how many facts hold it, its IDF "
+                  "(an expansion word says the term it came from)",
+                  "items": obj({"term": {"type": "string"}, "facts": {"type": "integer"}, "idf": {"type": "number"},
+                                "from": {"type": "string"}}, required=["term", "facts", "idf"])},
+        "expansions": EXPANSIONS,
         "fusion": FUSION,
         "timing": obj({"rank_ms": {"type": "number", "description": "ranking and reading the rows, without the embedding"}}),
     },
@@ -238,7 +246,7 @@ def openapi_document() -> dict:
                     "bm25": NULLABLE_NUM, "kw_rank": NULLABLE_INT, "cosine": NULLABLE_NUM, "vec_rank": NULLABLE_INT,
                     "depth": {"type": "integer"}, "kw_contribution": {"type": "number"},
                     "vec_contribution": {"type": "number"}, "score": {"type": "number"},
-                    "information": NULLABLE_NUM, "fused_rank": NULLABLE_INT, "fusion": FUSION,
+                    "information": NULLABLE_NUM, "expansions": EXPANSIONS, "fused_rank": NULLABLE_INT, "fusion": FUSION,
                     "warning": {"type": "string"},
                 }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),
                     **errors("400", "401", "404", "413", "422")},

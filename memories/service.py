@@ -125,7 +125,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         return default
     if not isinstance(raw, dict):
         raise InvalidInput("fusion must be an object")
-    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self"}
+    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "expand"}
     if unknown:
         # backslashreplace: a name with a lone surrogate in the message would make the response fail
         names = ", ".join(sorted(unknown)).encode("utf-8", "backslashreplace").decode()
@@ -140,6 +140,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         phrases=bool_param(raw.get("phrases"), "fusion.phrases", default.phrases),
         method=choice_param(raw.get("method"), "fusion.method", default.method, METHODS),
         alias_self=bool_param(raw.get("alias_self"), "fusion.alias_self", default.alias_self),
+        expand=float_param(raw.get("expand"), "fusion.expand", default.expand, 0, 1),
     )
 
 

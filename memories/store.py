@@ -39,8 +39,9 @@ from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
-from .recall import DEFAULT, Fusion, fuse, idf, information, quote, via
+from .recall import DEFAULT, Fusion, expand, expandable, fuse, idf, information, quote, terms, via, vocabulary_words
 from .vectors import TYPE_CODE, TYPES, VectorIndex
+from .vocabulary import Vocabulary
 
 MAX_TEXT = 8000
 MAX_SOURCE = 200
@@ -231,6 +232,7 @@ class Memory:
         migrate(self.db)
         self.pairs = Pairs(self.db)
         self.vectors = VectorIndex(embedder.dims if embedder else 0)
+        self.vocab = Vocabulary(self.db, self.model, embedder.dims if embedder else 0)
         self._version: int | None = None  # PRAGMA data_version when the matrix was last in step
         self._seq: int | None = None  # the last vector_changes entry the matrix includes
         self._saved_seq: int | None = None  # ... and the snapshot on disk
@@ -240,6 +242,7 @@ class Memory:
         if self._reread > 1000:  # the next open reads a snapshot instead (after a kill -9, say)
             self.save_snapshot()
         self._build_pairs()
+        self._build_vocabulary()
         # For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer.
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
@@ -282,6 +285,7 @@ class Memory:
                 self.vectors = VectorIndex.of(self.embedder.dims, rows)
                 self._reread = len(rows)
             self._seq = last
+        self.vocab.load()
         self._version = version
 
     def _log_reaches(self, seq: int) -> bool:
@@ -357,6 +361,7 @@ class Memory:
                 yield
                 last = self._last_change()
             self._seq = last  # committed: the matrix, changed by the caller under this lock, is at it
+            self.vocab.load()
 
     # -- reads -------------------------------------------------------------------------
 
@@ -501,6 +506,27 @@ class Memory:
             self.pairs.put_all(t, *index.pairs(t, self.floor))
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('pairs_floor', ?)", (self.floor,))
 
+    def _build_vocabulary(self) -> None:
+        """Every word of the facts into the vocabulary, when it was built by another model or not
+        yet (a memory from before it): one pass, then kept on write."""
+        if not self.embedder:
+            return
+        with self._lock:
+            built = self.db.execute("SELECT value FROM meta WHERE key = 'words_model'").fetchone()
+            if built and built[0] == self.model:
+                return
+            with self._reading():
+                texts = [r[0] for r in self.db.execute("SELECT text FROM facts")]
+            words = list(dict.fromkeys(w for t in texts for w in vocabulary_words(t)))
+            vectors = self._embed(words) if words else np.zeros((0, self.embedder.dims), np.float32)
+            with self._writing():
+                self._rebuild_vocabulary(words, vectors)
+
+    def _rebuild_vocabulary(self, words: list[str], vectors: np.ndarray) -> None:
+        self.vocab.clear()
+        self.vocab.add(words, vectors)
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('words_model', ?)", (self.model,))
+
     def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
         """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
         or exported, under its old id and times."""
@@ -509,7 +535,7 @@ class Memory:
     def add_many(self, items: list[dict]) -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit."""
         clean = _clean_items(items)
-        return self._store(clean, self._embed([c[0] for c in clean]))
+        return self._store(clean, *self._embed_facts([c[0] for c in clean]))
 
     def import_batches(self, items: list[dict], size: int = 64) -> Iterator[list[AddResult]]:
         """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
@@ -517,14 +543,28 @@ class Memory:
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
         batches = [_clean_items(items[i : i + size]) for i in range(0, len(items), size)]
         with ThreadPoolExecutor(1, thread_name_prefix="embed") as pool:
-            ahead = [pool.submit(self._embed, [c[0] for c in b]) for b in batches[:1]]
+            ahead = [pool.submit(self._embed_facts, [c[0] for c in b]) for b in batches[:1]]
             for n, clean in enumerate(batches):
-                vectors = ahead[n].result()
+                embedded = ahead[n].result()
                 if n + 1 < len(batches):
-                    ahead.append(pool.submit(self._embed, [c[0] for c in batches[n + 1]]))
-                yield self._store(clean, vectors)
+                    ahead.append(pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]]))
+                yield self._store(clean, *embedded)
 
-    def _store(self, clean: list[tuple], vectors: np.ndarray) -> list[AddResult]:
+    def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
+        words = self.vocab.missing(texts)
+        return self._embed(texts), dict(zip(words, self._embed(words))) if words else {}
+
+    def _add_words(self, texts: list[str], embedded: dict[str, np.ndarray]) -> None:
+        """The new words of stored texts into the vocabulary (inside their write)."""
+        words = [w for w in dict.fromkeys(w for t in texts for w in vocabulary_words(t)) if w not in self.vocab.known]
+        lacking = [w for w in words if w not in embedded]
+        if lacking:  # another writer's words we have not read yet, as a rule: embed them anyway
+            embedded = embedded | dict(zip(lacking, self._embed(lacking)))
+        if words:
+            self.vocab.add(words, np.array([embedded[w] for w in words]))
+
+    def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray]) -> list[AddResult]:
         results: list[AddResult] = []
         with self._lock:
             added: list[tuple[int, str]] = []
@@ -575,6 +615,7 @@ class Memory:
                         added.append((fid, type))
                         batch.append((fid, type, n))
                         results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
+                    self._add_words([r.fact.text for r in results if r.created], words)
             except BaseException:
                 for fid, _ in added:  # the transaction rolled back: so does the matrix
                     self.vectors.remove(fid)
@@ -589,7 +630,8 @@ class Memory:
         type = clean_type(type) if type is not None else None
         source = clean_source(source) if source is not None else None
         # Embed before taking the lock (the slow part), if the text is to change.
-        vector = self._embed([text])[0] if text is not None and text != old.text else None
+        vector, words = self._embed_facts([text]) if text is not None and text != old.text else (None, {})
+        vector = vector[0] if vector is not None else None
         with self._lock:
             with self._writing():  # the read, the dedup check and the write as one
                 row = self.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
@@ -604,6 +646,8 @@ class Memory:
                     vector = self.vectors.vector(fact_id)
                 elif vector is None:  # the text changed under us since we looked
                     vector = self._embed([new_text])[0]
+                if reembed:
+                    self._add_words([new_text], words)
                 changed = reembed or new_type != current.type
                 similar = self._similar(fact_id, new_type, vector) if changed and vector is not None else None
                 if changed:
@@ -653,6 +697,8 @@ class Memory:
                 rows = self.db.execute(select).fetchall()
             # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
             embedded = dict(zip(((r[0], r[1]) for r in rows), self._embed([r[1] for r in rows]))) if rows else {}
+            words = list(dict.fromkeys(w for r in rows for w in vocabulary_words(r[1])))
+            word_vectors = dict(zip(words, self._embed(words))) if words else {}
             with self._writing():
                 rows = self.db.execute(select).fetchall()  # it may have written meanwhile
                 missing = [r for r in rows if (r[0], r[1]) not in embedded]
@@ -670,18 +716,38 @@ class Memory:
                 for (fid, _, type), v in zip(rows, vectors):
                     index.put(fid, type, v)
                 self._rebuild_pairs(index)
+                words = list(dict.fromkeys(w for r in rows for w in vocabulary_words(r[1])))
+                lacking = [w for w in words if w not in word_vectors]
+                if lacking:
+                    word_vectors.update(zip(lacking, self._embed(lacking)))
+                self._rebuild_vocabulary(words, np.array([word_vectors[w] for w in words]).reshape(len(words), -1))
             self.vectors = index
         return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": self.model}
 
     # -- recall ------------------------------------------------------------------------
 
-    def _embed_query(self, query: str) -> tuple[np.ndarray | None, str | None]:
+    def _embed_query(self, query: str, fusion: Fusion, mode: str = "hybrid") -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
+        """The query's vector, its expandable terms' vectors for hybrid recall (each embedded
+        alone, as the vocabulary's words are) and a warning when the model is down."""
         if not self.embedder:
-            return None, "the embedding model is not loaded: keyword-only recall"
+            return None, None, "the embedding model is not loaded: keyword-only recall"
         try:
-            return self.embedder.embed([query])[0], None
+            asked = fusion.expandable_terms(query) if mode == "hybrid" else []
+            return self.embedder.embed([query])[0], self.embedder.embed(asked) if asked else None, None
         except Exception as e:
-            return None, f"the embedding model failed ({e}): keyword-only recall"
+            return None, None, f"the embedding model failed ({e}): keyword-only recall"
+
+    def _expansions(self, query: str, term_vectors: np.ndarray | None, fusion: Fusion) -> list[dict]:
+        """Vocabulary words close to the query's terms (recall.expand), with how many facts hold
+        each; a word no fact holds any more is left out. Call it under the lock."""
+        if term_vectors is None or not fusion.expand:
+            return []
+        found = expand(terms(query, fusion.alias_self), self.vocab.closest(term_vectors), fusion.expand)
+        out = [{"word": w, "term": t, "cosine": c, "facts": self._having(w)} for w, t, c in found]
+        return [e for e in out if e["facts"]]
+
+    def _having(self, term: str) -> int:
+        return self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]
 
     def _keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
         """Top `depth` by BM25 as (id, bm25), lower (better) first."""
@@ -701,15 +767,16 @@ class Memory:
             # query still gets its vector results rather than an error.
             return []
 
-    def _term_counts(self, query_terms: list[str]) -> tuple[list[dict], float | None]:
+    def _term_counts(self, query_terms: list[str], expansions: list[dict] = ()) -> tuple[list[dict], float | None]:
         """Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
-        query's information (their sum; None without terms)."""
+        query's information (their sum; None without terms). An expansion word says its term."""
         if not query_terms:
             return [], None
         rows = self._indexed_rows()
-        having = [self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(t),)).fetchone()[0]
-                  for t in query_terms]
-        counts = [{"term": t, "facts": n, "idf": idf(rows, n)} for t, n in zip(query_terms, having)]
+        known = {e["word"]: e for e in expansions}
+        having = [known[t]["facts"] if t in known else self._having(t) for t in query_terms]
+        counts = [{"term": t, "facts": n, "idf": idf(rows, n), **({"from": known[t]["term"]} if t in known else {})}
+                  for t, n in zip(query_terms, having)]
         return counts, information(rows, having)
 
     def _indexed_rows(self) -> int:
@@ -734,15 +801,23 @@ class Memory:
         if type is not None:
             clean_type(type)
 
-    def _rank(self, query: str, match: str, qvec: np.ndarray | None, type: str | None, fusion: Fusion, mode: str = "hybrid"):
+    def _rank(self, query: str, match: str, expansions: list[dict], qvec: np.ndarray | None, type: str | None,
+              fusion: Fusion, mode: str = "hybrid"):
         """The keyword list, the vector list, every fused hit best first, the query terms' counts
         and the query's information (method "info"): the candidates the store finds, ranked by
-        recall.fuse.
-        Call it under the lock."""
+        recall.fuse. `match` holds the `expansions` (see `_plan`). Call it under the lock."""
         kw = self._keyword(match, type, fusion.depth) if mode != "vector" else []
         vec = self.vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(self.vectors) else []
-        counts, info = self._term_counts(fusion.terms(query)) if kw else ([], None)
+        words = [e["word"] for e in expansions]
+        counts, info = self._term_counts(fusion.terms(query, words), expansions) if kw else ([], None)
         return kw, vec, fuse([(fid, -score) for fid, score in kw], vec, fusion, info), counts, info
+
+    def _plan(self, query: str, term_vectors: np.ndarray | None, fusion: Fusion, mode: str = "hybrid") -> tuple[str, list[dict]]:
+        """The FTS5 query and the expansions in it (hybrid recall only). Call it under the lock."""
+        if mode == "vector":
+            return "", []
+        expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
+        return fusion.match(query, [e["word"] for e in expansions]), expansions
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
                fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
@@ -752,13 +827,13 @@ class Memory:
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
         fusion = fusion or self.fusion
-        qvec, warning = self._embed_query(query) if mode != "keyword" else (None, None)
+        qvec, term_vectors, warning = self._embed_query(query, fusion, mode) if mode != "keyword" else (None, None, None)
         if qvec is None and mode != "keyword":
             mode = "keyword"
-        match = fusion.match(query) if mode != "vector" else ""
         with self._reading():
             started = time.perf_counter()
-            kw, vec, fused, counts, info = self._rank(query, match, qvec, type, fusion, mode)
+            match, expansions = self._plan(query, term_vectors, fusion, mode)
+            kw, vec, fused, counts, info = self._rank(query, match, expansions, qvec, type, fusion, mode)
             fused = fused[:limit]
             wanted = {h.id for h in fused}
             if debug:
@@ -794,6 +869,7 @@ class Memory:
             ]
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
+            out["expansions"] = [{k: e[k] for k in ("word", "term", "cosine")} for e in expansions]
             out["information"] = info
             out["terms"] = counts
             out["fusion"] = asdict(fusion)
@@ -816,11 +892,10 @@ class Memory:
         self._check_query(query, type)
         self.get(fact_id)  # an unknown id is a 404 before the model spends time on the query
         fusion = fusion or self.fusion
-        match = fusion.match(query)
-        qvec, warning = self._embed_query(query)
-        query_terms = set(self.tokens(" ".join(match_terms(match))))
+        qvec, term_vectors, warning = self._embed_query(query, fusion)
         with self._reading():
             fact = self.get(fact_id)  # again under the lock: it may have been deleted meanwhile
+            match, expansions = self._plan(query, term_vectors, fusion)
             fact_terms = [r[0] for r in self.db.execute("SELECT term FROM temp.fts_terms WHERE doc = ? ORDER BY offset", (fact_id,))]
             bm25 = kw_rank = None
             if match:
@@ -839,7 +914,8 @@ class Memory:
                     kw_rank = better + 1
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
             # Its parts of the fused score come from the ranking recall uses, so the two agree.
-            _, _, fused, _, info = self._rank(query, match, qvec, type, fusion)
+            _, _, fused, _, info = self._rank(query, match, expansions, qvec, type, fusion)
+        query_terms = set(self.tokens(" ".join(match_terms(match))))
         fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
         parts = {"kw": hit.kw_part, "vec": hit.vec_part} if hit else {"kw": 0.0, "vec": 0.0}
         result = {
@@ -857,6 +933,7 @@ class Memory:
             "vec_contribution": parts["vec"],
             "score": parts["kw"] + parts["vec"],
             "information": info,
+            "expansions": [{k: e[k] for k in ("word", "term", "cosine")} for e in expansions],
             "fused_rank": fused_rank,
             "fusion": asdict(fusion),
         }

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import DEFAULT, SEED, Fusion, fuse, idf, information, match_expression, phrases, terms, via
+from memories.recall import (DEFAULT, SEED, Fusion, expand, fuse, idf, information, match_expression, phrases, terms, via,
+                             vocabulary_words)
 from memories.store import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
@@ -146,8 +147,22 @@ def test_idf_is_fts5s_and_a_common_term_carries_almost_nothing():
 
 def test_presets():
     assert SEED == Fusion() and SEED.method == "rrf" and SEED.k == 60 and SEED.depth == 30
-    assert DEFAULT == Fusion(method="info") and not DEFAULT.phrases and not DEFAULT.alias_self
+    assert DEFAULT == Fusion(method="info", expand=0.65) and not DEFAULT.phrases and not DEFAULT.alias_self
     assert DEFAULT.terms("Who is my sister?") == ["sister"] and SEED.terms("Who is my sister?") == []
+    assert DEFAULT.terms("Who is my sister?", ["sibling"]) == ["sister", "sibling"]
+    assert DEFAULT.expandable_terms("Is Jo's GP in 2026 my sister?") == ["sister"] and SEED.expandable_terms("my sister") == []
+
+
+def test_expansion_takes_each_terms_closest_words_over_the_bar_once():
+    closest = [[("manager", 0.7), ("boss", 1.0), ("employer", 0.7), ("zebra", 0.2)],  # boss
+               [("manager", 0.9), ("husband", 0.66), ("wife", 0.64)]]  # spouse
+    found = expand(["boss", "spouse"], closest, 0.65)
+    # boss: itself, then a tie at 0.7 that goes to "employer" before "manager" (both kept, 3 closest);
+    # spouse: "manager" already came from boss, "wife" is under the bar.
+    assert found == [("employer", "boss", 0.7), ("manager", "boss", 0.7), ("husband", "spouse", 0.66)]
+    assert expand(["boss"], [[("a", 0.9), ("b", 0.9), ("c", 0.9), ("d", 0.95)]], 0.65) == [("d", "boss", 0.95), ("a", "boss", 0.9), ("b", "boss", 0.9)]
+    assert expand(["gp", "42", "boss"], [[("manager", 0.9)]], 0.65) == [("manager", "boss", 0.9)]  # only expandable terms have rows
+    assert vocabulary_words("The GP's 2 dogs: Rex and rex, at 9.") == ["dogs", "rex"]
 
 
 @pytest.mark.parametrize("kw,vec,expected", [(1, 2, "both"), (1, None, "kw"), (None, 4, "vec")])

@@ -161,6 +161,25 @@ def test_list_facts_pages_newest_first(api):
     assert_error(api.get("/facts", params={"cursor": "nope"}), 422)
 
 
+def test_a_query_term_brings_in_the_memorys_own_close_words(api):
+    married = add(api, "Cosima Hartwig is married to Tobias Varga.")["id"]
+    for text in ("Cosima Hartwig works at Corvid Analytics.", "Cosima Hartwig lives in Graz.",
+                 "Cosima Hartwig was born in 1984.", "Tobias Varga is a welder by trade."):
+        add(api, text)
+    body = api.post("/recall", json={"query": "who is cosima's spouse", "debug": True}).json()
+    assert {"word": "married", "term": "spouse"} in [{k: e[k] for k in ("word", "term")} for e in body["expansions"]]
+    assert all(e["cosine"] >= 0.65 for e in body["expansions"])
+    assert '"married"' in body["match"]
+    assert any(t["term"] == "married" and t.get("from") == "spouse" and t["facts"] == 1 for t in body["terms"])
+    top = body["results"][0]
+    assert top["fact"]["id"] == married and top["kw_rank"] == 1
+    why = api.post("/explain", json={"query": "who is cosima's spouse", "id": married}).json()
+    assert why["expansions"] == body["expansions"] and why["fused_rank"] == 1 and why["score"] == pytest.approx(top["score"])
+    off = api.post("/recall", json={"query": "who is cosima's spouse", "debug": True, "fusion": {"expand": 0}}).json()
+    assert off["expansions"] == [] and "married" not in off["match"]
+    assert_error(api.post("/recall", json={"query": "x", "fusion": {"expand": 2}}), 422)
+
+
 def test_recall_tags_hits_and_returns_debug_lists(api):
     sister = add(api, "Anna's sister is Lena.")["id"]
     r = api.post("/recall", json={"query": "Who is Anna's sister?", "debug": True, "fusion": {"preset": "seed"}})
@@ -170,7 +189,7 @@ def test_recall_tags_hits_and_returns_debug_lists(api):
     assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
     assert body["match"] == '"anna" OR "sister"'
     assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0, "phrases": False,
-                              "method": "rrf", "alias_self": False}
+                              "method": "rrf", "alias_self": False, "expand": 0.0}
     assert {"fact", "rank", "bm25"} <= set(body["kw"][0]) and {"fact", "rank", "cosine"} <= set(body["vec"][0])
     for hit in body["results"]:
         expected = sum(1 / (60 + r) for r in (hit["kw_rank"], hit["vec_rank"]) if r)

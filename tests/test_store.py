@@ -476,3 +476,47 @@ def test_stats_never_call_a_matrix_out_of_step_with_the_table_consistent(fake_me
     fake_memory.vectors.put(a + b + 1, "fact", fake_memory.vectors.vector(b).copy())  # as many, but not the same ids
     stats = fake_memory.stats()
     assert stats["vectors_in_memory"] == stats["vectors"] == 2 and not stats["consistent"]
+
+
+def vocabulary_rows(memory):
+    return [r[0] for r in memory.db.execute("SELECT word FROM words ORDER BY id")]
+
+
+def test_the_vocabulary_grows_with_each_write_and_is_rebuilt_by_reindex(fake_memory, tmp_path):
+    fake_memory.add("Priya walks the dog at 7.")
+    fake_memory.add_many([{"text": "The dog is called Rex."}, {"text": "Rex sleeps a lot."}])
+    fid = fake_memory.add("Lena plays chess.").fact.id
+    fake_memory.edit(fid, text="Lena plays tennis.")
+    assert vocabulary_rows(fake_memory) == ["priya", "walks", "dog", "called", "rex", "sleeps", "lot", "lena", "plays", "chess", "tennis"]
+    fake_memory.delete(fid)  # "tennis" stays a word; no fact holds it, so recall never adds it
+    assert "tennis" in fake_memory.vocab.known
+    fake_memory.reindex()
+    assert vocabulary_rows(fake_memory) == ["priya", "walks", "dog", "called", "rex", "sleeps", "lot"]
+    other = Memory(fake_memory.path, HashEmbedder())  # another process sees the same words
+    fake_memory.add("Zebras graze.")
+    other.recall("zebras")
+    assert other.vocab.words == fake_memory.vocab.words == vocabulary_rows(fake_memory)
+    other.close()
+
+
+def test_a_memory_from_before_the_vocabulary_builds_it_on_open(tmp_path):
+    path = tmp_path / "old.db"
+    m = Memory(path, HashEmbedder())
+    m.add_many([{"text": "Priya walks the dog."}, {"text": "Rex sleeps."}])
+    m.db.execute("DELETE FROM words")
+    m.db.execute("DELETE FROM meta WHERE key = 'words_model'")
+    m.close()
+    reopened = Memory(path, HashEmbedder())
+    assert vocabulary_rows(reopened) == ["priya", "walks", "dog", "rex", "sleeps"]
+    vectors = np.frombuffer(reopened.db.execute("SELECT embedding FROM words WHERE word = 'dog'").fetchone()[0], "<f4")
+    assert np.allclose(vectors, HashEmbedder().embed(["dog"])[0])  # each word embedded alone
+    reopened.close()
+
+
+def test_an_expansion_word_no_fact_holds_is_left_out(memory):
+    memory.add("Cosima Hartwig is married to Tobias Varga.")
+    gone = memory.add("Cosima Hartwig has a husband called Tobias.").fact.id
+    memory.delete(gone)
+    body = memory.recall("who is cosima's spouse", debug=True)
+    words = [e["word"] for e in body["expansions"]]
+    assert "married" in words and "husband" not in words and '"husband"' not in body["match"]

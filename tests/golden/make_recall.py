@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from memories.dedup import distinct
-from memories.recall import DEFAULT, SEED, fuse, information, match_expression
+from memories.recall import DEFAULT, SEED, expand, fuse, information, match_expression, terms, vocabulary_words
 
 QUERIES = [
     "Who is my sister?", "Who is Anna's sister?", "What does Mara do for work?", "where is my accountant's office",
@@ -50,10 +50,30 @@ def fuse_cases() -> list[dict]:
     return cases
 
 
+def expand_cases() -> list[dict]:
+    """Closest-word lists with ties, words the query already holds, terms too short to expand."""
+    rng = random.Random(11)
+    words = ["manager", "supervisor", "boss", "employer", "husband", "wife", "married", "car", "vehicle", "zebra"]
+    cases = []
+    for query in ["who is Anna's boss", "boss boss manager", "my spouse's car", "x 42 of", "wife", "", "supervisor and boss"]:
+        asked = terms(query)
+        closest = []
+        for _ in asked:
+            near = [(w, round(rng.choice([0.9, 0.7, 0.65, 0.649999, 0.6, rng.uniform(0.3, 1.0)]), 6)) for w in rng.sample(words, 6)]
+            closest.append(near)
+        for bar in (0.65, 0.8):
+            cases.append({"terms": asked, "closest": closest, "bar": bar, "expansions": [list(e) for e in expand(asked, closest, bar)]})
+    return cases
+
+
 def build() -> dict:
     return {
         "match": [{"query": q, "phrases": p, "alias_self": a, "match": match_expression(q, p, a)}
-                  for q in QUERIES for p in (False, True) for a in (False, True)],
+                  for q in QUERIES for p in (False, True) for a in (False, True)]
+        + [{"query": q, "phrases": False, "alias_self": False, "extra": extra, "match": match_expression(q, False, False, extra)}
+           for q in ("Who is Anna's boss?", "") for extra in (["manager"], ["manager", 'we"ird'])],
+        "vocabulary_words": [{"text": q, "words": vocabulary_words(q)} for q in QUERIES],
+        "expand": expand_cases(),
         "information": [{"rows": rows, "having": having, "information": information(rows, having)}
                         for rows, having in [(0, []), (1, [0]), (1, [1]), (20, [0, 3, 12, 20]), (1000000, [1, 999999, 500000])]],
         "fuse": fuse_cases(),

@@ -15,11 +15,12 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fusion, METHODS, PRESETS, fuse, idf, information, infoTerms, match as matchOf, matchTerms, quote,
-  score, terms, via,
+  DEFAULT, type Fusion, METHODS, PRESETS, expand, expandableTerms, fuse, idf, information, infoTerms, match as matchOf,
+  matchTerms, quote, score, terms, via, vocabularyWords,
 } from "./recall";
 import { migrate } from "./schema";
 import { type FactType, TYPES, VectorIndex } from "./vectors";
+import { Vocabulary } from "./vocabulary";
 
 const MAX_TEXT = 8000;
 const MAX_SOURCE = 200;
@@ -122,9 +123,22 @@ function decodeCursor(cursor: string): [string, number] {
 
 const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as store.py writes it
 
+/** A vocabulary word OR-ed into the keyword query: the query term it came from, their cosine
+ * and how many facts hold it (store.py `_expansions`). */
+interface Expansion {
+  word: string;
+  term: string;
+  cosine: number;
+  facts: number;
+}
+
+const shown = (expansions: Expansion[]) => expansions.map(({ word, term, cosine }) => ({ word, term, cosine }));
+
 export class MemoryObject extends DurableObject<Env> {
   sql: SqlStorage;
   vectors = new VectorIndex(0);
+  vocab: Vocabulary;
+  private building: Promise<void> | null = null;  // the vocabulary's first build, while it runs
   embedder: Embedder;
   threshold: number;
   floor: number;
@@ -136,11 +150,15 @@ export class MemoryObject extends DurableObject<Env> {
     this.embedder = makeEmbedder(env);
     this.threshold = Number(env.DUPLICATE_THRESHOLD || DEFAULT_THRESHOLD);
     this.floor = Number(env.REVIEW_FLOOR || DEFAULT_FLOOR);
+    this.vocab = new Vocabulary(this.sql, this.embedder.model, this.embedder.dims);
     ctx.blockConcurrencyWhile(async () => {
       migrate(this.sql, ctx.storage);
       this.loadVectors();
+      this.vocab.load();
       this.startPairs();
       await this.fillPairs();
+      // Not awaited: a big memory's words take longer to embed than the gate may stay shut.
+      void this.vocabulary();
     });
   }
 
@@ -204,6 +222,37 @@ export class MemoryObject extends DurableObject<Env> {
         this.sql.exec("INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)", Math.min(id, other), Math.max(id, other), type, row[i]);
       }
     }
+  }
+
+  /** The vocabulary of a memory from before it, or of one whose words another model embedded:
+   * every word of the facts, once; from then on each write adds its own (store.py
+   * `_build_vocabulary`). A recall that expands waits for it, and starts it again if the model
+   * was down the last time. */
+  private vocabulary(): Promise<void> {
+    if (this.meta("words_model") === this.embedder.model) return Promise.resolve();
+    this.building ??= this.buildVocabulary()
+      .catch((e) => console.error("could not build the vocabulary", e))
+      .finally(() => { this.building = null; });
+    return this.building;
+  }
+
+  private async buildVocabulary(): Promise<void> {
+    const words = await this.embedLacking(() => this.factWords());
+    this.ctx.storage.transactionSync(() => this.rebuildVocabulary(words));
+    this.vocab.reload();
+  }
+
+  /** Every word of the facts, each once (the vocabulary a rebuild writes). */
+  private factWords(): string[] {
+    return [...new Set(this.sql.exec<{ text: string }>("SELECT text FROM facts ORDER BY id").toArray().flatMap((r) => vocabularyWords(r.text)))];
+  }
+
+  /** The vocabulary as the facts' words, inside a write (then `vocab.reload`). */
+  private rebuildVocabulary(vectors: Map<string, Float32Array>): void {
+    const words = this.factWords();
+    this.vocab.clear();
+    this.vocab.add(words, words.map((w) => vectors.get(w)!));
+    this.setMeta("words_model", this.embedder.model);
   }
 
   private loadVectors(): void {
@@ -341,6 +390,38 @@ export class MemoryObject extends DurableObject<Env> {
     }
   }
 
+  /** Vectors of words, each word embedded alone, in calls of their own. */
+  private async embedWords(words: string[]): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (let i = 0; i < words.length; i += MAX_BATCH) out.push(...(await this.embed(words.slice(i, i + MAX_BATCH))));
+    return out;
+  }
+
+  /** `have` with a vector for each of `words()`, read again after each await: a write that lands
+   * meanwhile, or a reindex, may change what is lacking. Nothing lacks when it returns, so a
+   * transaction right after it finds every vector it needs. */
+  private async embedLacking(words: () => string[], have = new Map<string, Float32Array>()): Promise<Map<string, Float32Array>> {
+    for (let lacking = words().filter((w) => !have.has(w)); lacking.length; lacking = words().filter((w) => !have.has(w))) {
+      const vectors = await this.embedWords(lacking);
+      lacking.forEach((w, i) => have.set(w, vectors[i]));
+    }
+    return have;
+  }
+
+  /** The texts' vectors, and those of their words the vocabulary lacks, in a call of their own
+   * (store.py `_embed_facts`). */
+  private async embedFacts(texts: string[]): Promise<[Float32Array[], Map<string, Float32Array>]> {
+    const missing = () => this.vocab.missing(texts);
+    const [vectors, words] = await Promise.all([this.embed(texts), this.embedLacking(missing)]);
+    return [vectors, await this.embedLacking(missing, words)];  // whatever went missing during the other call
+  }
+
+  /** The new words of stored texts into the vocabulary, inside their write (store.py `_add_words`). */
+  private addWords(texts: string[], vectors: Map<string, Float32Array>): void {
+    const words = this.vocab.missing(texts);
+    this.vocab.add(words, words.map((w) => vectors.get(w)!));
+  }
+
   private exactDuplicate(text: string, type: FactType, exclude: number | null = null): [number, string, number] | null {
     const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1", type, textKey(text), exclude).toArray();
     return rows.length ? [rows[0].id as number, "exact", 1.0] : null;
@@ -393,12 +474,13 @@ export class MemoryObject extends DurableObject<Env> {
       updated_at: cleanTime(i.updated_at, "updated_at"),
       id: cleanId(i.id),
     }));
-    const vectors = clean.length ? await this.embed(clean.map((c) => c.text)) : [];
+    const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
     // After the await: other writes may have landed meanwhile, so every check is made here.
     const added: number[] = [];
+    const stored: string[] = [];
     try {
-      return this.ctx.storage.transactionSync(() =>
-        clean.map((c, i) => {
+      const results = this.ctx.storage.transactionSync(() => {
+        const out = clean.map((c, i) => {
           // One scan of the type's rows serves the dedup check and the pairs (earlier facts of the
           // batch are in the matrix already).
           const row = this.vectors.scores(vectors[i], c.type);
@@ -422,10 +504,15 @@ export class MemoryObject extends DurableObject<Env> {
           this.storePairs(id, c.type, row);
           this.vectors.put(id, c.type, vectors[i]);  // later facts of the batch dedup against it
           added.push(id);
+          stored.push(c.text);
           const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
           return { status: 201, body: { id, created: true, fact } };
-        }),
-      );
+        });
+        this.addWords(stored, words);
+        return out;
+      });
+      this.vocab.load();
+      return results;
     } catch (e) {
       for (const id of added) this.vectors.remove(id);  // the transaction rolled back: so does the matrix
       throw e;
@@ -437,10 +524,10 @@ export class MemoryObject extends DurableObject<Env> {
     const text = "text" in data ? cleanText(data.text) : null;
     const type = "type" in data ? cleanType(data.type) : null;
     const source = "source" in data ? cleanSource(data.source) : null;
-    let vector = text !== null && text !== old.text ? (await this.embed([text]))[0] : null;
+    let [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
     let current = this.get(id);  // after the await: it may have changed or gone
     if (text !== null && text !== current.text && vector === null) {
-      vector = (await this.embed([text]))[0];  // the text changed under us since we looked
+      [[vector], words] = await this.embedFacts([text]);  // the text changed under us since we looked
       current = this.get(id);
     }
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
@@ -467,6 +554,7 @@ export class MemoryObject extends DurableObject<Env> {
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
         this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, v!.length, blob(v!));
+        this.addWords([next.text], words);
       }
       if (row) {  // its pairs are those of its new text and type
         this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
@@ -474,6 +562,7 @@ export class MemoryObject extends DurableObject<Env> {
       }
     });
     if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
+    this.vocab.load();
     return { id, ...next, created_at: current.created_at, updated_at: updated };
   }
 
@@ -493,6 +582,7 @@ export class MemoryObject extends DurableObject<Env> {
     const rows = this.sql.exec("SELECT id, text, type FROM facts ORDER BY id").toArray();
     const vectors: Float32Array[] = [];
     for (let i = 0; i < rows.length; i += MAX_BATCH) vectors.push(...(await this.embed(rows.slice(i, i + MAX_BATCH).map((r) => r.text as string))));
+    const words = await this.embedLacking(() => this.factWords());  // the last await
     // Facts written while we embedded have their own fresh vectors already; rebuild the rest.
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM facts_fts");
@@ -506,8 +596,10 @@ export class MemoryObject extends DurableObject<Env> {
       });
       this.sql.exec("DELETE FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)");
       this.resetPairs();  // every vector may have changed: the pairs are filled in again
+      this.rebuildVocabulary(words);
     });
     this.loadVectors();
+    this.vocab.reload();
     await this.fillPairs();
     const n = this.count();
     return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };
@@ -522,12 +614,30 @@ export class MemoryObject extends DurableObject<Env> {
     return wellFormed(query, "query");
   }
 
-  private async embedQuery(query: string): Promise<[Float32Array | null, string | null]> {
+  /** The query's vector, its expandable terms' vectors (each embedded alone, as the vocabulary's
+   * words are; hybrid recall only) and a warning when the model is down (store.py `_embed_query`). */
+  private async embedQuery(query: string, f: Fusion, mode: Mode): Promise<[Float32Array | null, Float32Array[] | null, string | null]> {
+    const asked = mode === "hybrid" ? expandableTerms(f, query) : [];
     try {
-      return [(await this.embedder.embed([query]))[0], null];
+      if (asked.length) await this.vocabulary();  // a memory from before it: its words first
+      const [[qvec], termVectors] = await Promise.all([this.embedder.embed([query]), asked.length ? this.embedder.embed(asked) : null]);
+      return [qvec, termVectors, null];
     } catch (e) {
-      return [null, `the embedding model failed (${(e as Error).message}): keyword-only recall`];
+      return [null, null, `the embedding model failed (${(e as Error).message}): keyword-only recall`];
     }
+  }
+
+  /** Vocabulary words close to the query's terms (recall.ts `expand`), with how many facts hold
+   * each; a word no fact holds any more is left out (store.py `_expansions`). */
+  private expansions(query: string, termVectors: Float32Array[] | null, f: Fusion): Expansion[] {
+    if (!termVectors || !f.expand) return [];
+    return expand(terms(query, f.alias_self), this.vocab.closest(termVectors), f.expand)
+      .map(([word, term, cosine]) => ({ word, term, cosine, facts: this.having(word) }))
+      .filter((e) => e.facts);
+  }
+
+  private having(term: string): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
   }
 
   /** Top `depth` by BM25 as [id, bm25], lower (better) first. */
@@ -591,27 +701,39 @@ export class MemoryObject extends DurableObject<Env> {
       phrases: boolParam(r.phrases, "fusion.phrases", base.phrases),
       method: choiceParam(r.method, "fusion.method", base.method, METHODS),
       alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
+      expand: floatParam(r.expand, "fusion.expand", base.expand, 0, 1),
     };
   }
 
   /** The keyword list, the vector list, every fused hit best first and the query's information
    * (method "info"): the candidates this object finds, ranked by recall.ts `fuse` (synchronous:
-   * no write can land between). */
-  private rank(query: string, match: string, qvec: Float32Array | null, type: FactType | null, f: Fusion, mode: Mode = "hybrid") {
+   * no write can land between). `match` holds the `expansions` (see `plan`). */
+  private rank(query: string, match: string, expansions: Expansion[], qvec: Float32Array | null, type: FactType | null, f: Fusion,
+    mode: Mode = "hybrid") {
     const kw = mode === "vector" ? [] : this.keyword(match, type, f.depth);
     const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
-    const { counts, info } = kw.length ? this.termCounts(infoTerms(f, query)) : { counts: [], info: null };
+    const words = expansions.map((e) => e.word);
+    const { counts, info } = kw.length ? this.termCounts(infoTerms(f, query, words), expansions) : { counts: [], info: null };
     return { kw, vec, info, counts, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
   }
 
+  /** The FTS5 query and the expansions in it, hybrid recall only (store.py `_plan`). */
+  private plan(query: string, termVectors: Float32Array[] | null, f: Fusion, mode: Mode = "hybrid") {
+    if (mode === "vector") return { match: "", expansions: [] };
+    const expansions = mode === "hybrid" ? this.expansions(query, termVectors, f) : [];
+    return { match: matchOf(f, query, expansions.map((e) => e.word)), expansions };
+  }
+
   /** Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
-   * query's information, their sum (store.py `_term_counts`). */
-  private termCounts(queryTerms: string[]): { counts: { term: string; facts: number; idf: number }[]; info: number | null } {
+   * query's information, their sum (store.py `_term_counts`). An expansion word says its term. */
+  private termCounts(queryTerms: string[], expansions: Expansion[] = []) {
     if (!queryTerms.length) return { counts: [], info: null };
     const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
-    const having = queryTerms.map((term) =>
-      this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n);
-    const counts = queryTerms.map((term, i) => ({ term, facts: having[i], idf: idf(rows, having[i]) }));
+    const known = new Map(expansions.map((e) => [e.word, e]));
+    const having = queryTerms.map((term) => known.get(term)?.facts ?? this.having(term));
+    const counts = queryTerms.map((term, i) => ({
+      term, facts: having[i], idf: idf(rows, having[i]), ...(known.has(term) ? { from: known.get(term)!.term } : {}),
+    }));
     return { counts, info: information(rows, having) };
   }
 
@@ -623,12 +745,12 @@ export class MemoryObject extends DurableObject<Env> {
     if (typeof debug !== "boolean") throw invalid("debug must be true or false");
     const f = this.fusionParam(data);
     let mode = choiceParam(data.mode, "mode", "hybrid", MODES);
-    const [qvec, warning] = mode === "keyword" ? [null, null] : await this.embedQuery(query);
+    const [qvec, termVectors, warning] = mode === "keyword" ? [null, null, null] : await this.embedQuery(query, f, mode);
     if (!qvec && mode !== "keyword") mode = "keyword";  // the model is down: say so, answer by words
-    const match = mode === "vector" ? "" : matchOf(f, query);
     // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
     const started = performance.now();
-    const { kw, vec, info, counts, fused: all } = this.rank(query, match, qvec, type as FactType | null, f, mode);
+    const { match, expansions } = this.plan(query, termVectors, f, mode);
+    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type as FactType | null, f, mode);
     const fused = all.slice(0, limit);
     const wanted = new Set(fused.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -651,6 +773,7 @@ export class MemoryObject extends DurableObject<Env> {
       out.kw = kw.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, bm25: s, highlighted: marked.get(id) ?? facts.get(id)!.text }));
       out.vec = vec.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, cosine: s }));
       out.match = match;
+      out.expansions = shown(expansions);
       out.information = info;
       out.terms = counts;
       out.fusion = f;
@@ -667,9 +790,9 @@ export class MemoryObject extends DurableObject<Env> {
     const id = intParam(data.id, "id", 0, 1, Number.MAX_SAFE_INTEGER);
     const f = this.fusionParam(data);
     this.get(id);  // an unknown id is a 404 before the model spends time on the query
-    const match = matchOf(f, query);
-    const [qvec, warning] = await this.embedQuery(query);
+    const [qvec, termVectors, warning] = await this.embedQuery(query, f, "hybrid");
     const fact = this.get(id);  // again after the await: it may have been deleted meanwhile
+    const { match, expansions } = this.plan(query, termVectors, f);
     const queryTerms = new Set(this.tokens(matchTerms(match).join(" ")));
     const factTerms = this.sql.exec<{ term: string }>("SELECT term FROM fts_terms WHERE doc = ? ORDER BY offset", id).toArray().map((r) => r.term);
     let bm25: number | null = null;
@@ -689,7 +812,7 @@ export class MemoryObject extends DurableObject<Env> {
       }
     }
     const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null) : [null, null];
-    const { fused, info } = this.rank(query, match, qvec, type as FactType | null, f);
+    const { fused, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f);
     const at = fused.findIndex((h) => h.id === id);
     const hit = at >= 0 ? fused[at] : null;
     const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part } : { kw: 0, vec: 0 };
@@ -698,7 +821,7 @@ export class MemoryObject extends DurableObject<Env> {
       matched_terms: [...queryTerms].filter((t) => factTerms.includes(t)).sort(),
       bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, depth: f.depth,
       kw_contribution: parts.kw, vec_contribution: parts.vec,
-      score: parts.kw + parts.vec, information: info, fused_rank: hit ? at + 1 : null, fusion: f,
+      score: parts.kw + parts.vec, information: info, expansions: shown(expansions), fused_rank: hit ? at + 1 : null, fusion: f,
     };
     if (warning) out.warning = warning;
     return out;

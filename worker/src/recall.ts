@@ -57,14 +57,47 @@ export function phrases(text: string, aliasSelf = false): string[] {
 
 export const quote = (term: string) => '"' + term.replaceAll('"', '""') + '"';
 
-export function matchExpression(text: string, withPhrases = false, aliasSelf = false): string {
+/** An FTS5 MATCH that ORs the quoted terms (and phrases, and `extra` words: the expansion). */
+export function matchExpression(text: string, withPhrases = false, aliasSelf = false, extra: string[] = []): string {
   const parts = terms(text, aliasSelf).map(quote);
   if (withPhrases) parts.push(...phrases(text, aliasSelf).map(quote));
+  parts.push(...extra.map(quote));
   return parts.join(" OR ");
 }
 
 export function matchTerms(match: string): string[] {
   return match ? match.split(" OR ").map((t) => t.slice(1, -1).replaceAll('""', '"')) : [];
+}
+
+// Query expansion (recall.py `expand`): the memory's own words that the model finds close to a
+// query term. The vocabulary is each fact's words that could carry meaning (no stop words,
+// numbers or words of one or two letters), each embedded alone.
+export const EXPAND_CLOSEST = 3;  // of a term's closest vocabulary words (itself included), those over the bar
+
+// Python's str.isdigit(): decimal digits and the superscript, subscript and circled ones.
+const DIGITS = new RegExp(String.raw`^[\p{Nd}\u00b2\u00b3\u00b9\u1369-\u1371\u19da\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468`
+  + String.raw`\u2474-\u247c\u2488-\u2490\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788\u278a-\u2792\u{10a40}-\u{10a43}`
+  + String.raw`\u{10e60}-\u{10e68}\u{11052}-\u{1105a}\u{1f100}-\u{1f10a}]+$`, "u");
+
+export const expandable = (word: string) => [...word].length > 2 && !DIGITS.test(word) && !STOP_WORDS.has(word);
+
+/** The words of a fact that the vocabulary holds, each once, in order. */
+export const vocabularyWords = (text: string) => [...new Set(tokens(text).filter(expandable))];
+
+/** Words to add to the keyword query, as [word, the term it came from, cosine]. `closest[i]`
+ * holds [word, cosine] for vocabulary words close to the i-th expandable query term; of each
+ * term's EXPAND_CLOSEST closest (ties to the word first in sort order; the term itself counts),
+ * those at or above `bar` that the query does not already hold, each once. */
+export function expand(queryTerms: string[], closest: [string, number][][], bar: number): [string, string, number][] {
+  const asked = queryTerms.filter(expandable);
+  const found = new Map<string, [string, string, number]>();
+  asked.forEach((term, i) => {
+    const near = [...(closest[i] ?? [])].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    for (const [word, cosine] of near.slice(0, EXPAND_CLOSEST)) {
+      if (cosine >= bar && !queryTerms.includes(word) && !found.has(word)) found.set(word, [word, term, cosine]);
+    }
+  });
+  return [...found.values()];
 }
 
 export const METHODS = ["rrf", "relative", "ratio", "info"] as const;
@@ -86,18 +119,22 @@ export interface Fusion {
   phrases: boolean;
   method: (typeof METHODS)[number];
   alias_self: boolean;
+  expand: number;  // the cosine a vocabulary word needs with a query term to join the query; 0 is off
 }
 
 export const SEED: Fusion = {
-  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false,
+  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false, expand: 0,
 };
 // The default chosen on evaluation sets written before it (recall.py's DEFAULT).
-export const DEFAULT: Fusion = { ...SEED, method: "info" };
+export const DEFAULT: Fusion = { ...SEED, method: "info", expand: 0.65 };
 export const PRESETS: Record<string, Fusion> = { default: DEFAULT, seed: SEED };
 
-export const match = (f: Fusion, query: string) => matchExpression(query, f.phrases, f.alias_self);
+export const match = (f: Fusion, query: string, extra: string[] = []) => matchExpression(query, f.phrases, f.alias_self, extra);
 /** The terms whose document frequencies method "info" needs ([] for other methods). */
-export const infoTerms = (f: Fusion, query: string) => (f.method === "info" ? terms(query, f.alias_self) : []);
+export const infoTerms = (f: Fusion, query: string, extra: string[] = []) =>
+  (f.method === "info" ? [...terms(query, f.alias_self), ...extra] : []);
+/** The query terms whose closest vocabulary words may join the query ([] when off). */
+export const expandableTerms = (f: Fusion, query: string) => (f.expand ? terms(query, f.alias_self).filter(expandable) : []);
 
 export interface Fused {
   id: number;

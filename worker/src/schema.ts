@@ -41,6 +41,15 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX pairs_b ON pairs (b, type, score);
    CREATE INDEX pairs_score ON pairs (score DESC, type);
    CREATE TABLE meta (key TEXT PRIMARY KEY, value);`,
+  // 3: the vocabulary that query terms expand to (vocabulary.ts), as migration 4 of
+  // memories/migrations.py. The object fills it from the facts when it opens a memory from
+  // before it, or one whose words another model embedded (memory.ts `vocabulary`).
+  `CREATE TABLE words (
+     id INTEGER PRIMARY KEY,
+     word TEXT NOT NULL UNIQUE,
+     model TEXT NOT NULL,
+     embedding BLOB NOT NULL  -- little-endian float32, unit length
+   );`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

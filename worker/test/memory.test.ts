@@ -11,6 +11,8 @@ let n = 0;
 const base = () => `http://memory.test/memories/unit-${++n}-${Math.random().toString(36).slice(2)}`;
 const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+const stub = (url: string) => env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
+const words = (memory: MemoryObject) => memory.sql.exec<{ word: string }>("SELECT word FROM words ORDER BY id").toArray().map((r) => r.word);
 
 describe("the Worker", () => {
   it("names a memory by path and defaults to one called default", () => {
@@ -61,8 +63,14 @@ describe("writes", () => {
     expect(r.status).toBe(409);
     const stats = (await (await call(`${url}/stats`)).json()) as Record<string, unknown>;
     expect(stats).toMatchObject({ facts: 1, fts: 1, vectors: 1, vectors_in_memory: 1, consistent: true });
-    const recall = (await (await call(`${url}/recall`, "POST", { query: "brand new", debug: true })).json()) as { kw: unknown[] };
+    // expand 0: the fake embedder puts "new" and "first" in one bucket, so expansion would match.
+    const body = { query: "brand new", debug: true, fusion: { expand: 0 } };
+    const recall = (await (await call(`${url}/recall`, "POST", body)).json()) as { kw: unknown[] };
     expect(recall.kw).toHaveLength(0);
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {  // nor did its words stay
+      expect(words(memory)).toEqual(["first", "fact"]);
+      expect(memory.vocab.words).toEqual(["first", "fact"]);
+    });
   });
 
   it("deletes the row, its FTS entry and its vector together", async () => {
@@ -77,6 +85,62 @@ describe("writes", () => {
       expect(count("SELECT count(*) AS n FROM vectors")).toBe(0);
       expect(memory.vectors.size).toBe(0);
     });
+  });
+});
+
+// The fake embedder hashes each word into one of 16 buckets: words alike in it ("boss" and
+// "manager" share one) have cosine 1, others 0.
+describe("the vocabulary", () => {
+  const add = async (url: string, text: string) => ((await (await call(`${url}/facts`, "POST", { text })).json()) as { id: number }).id;
+
+  it("grows with each write, rebuilds on reindex and is built once for a memory from before it", async () => {
+    const url = base();
+    const id = await add(url, "Mara's manager is Ines.");
+    await call(`${url}/facts/batch`, "POST", { facts: [{ text: "Mara's manager is Ines." }, { text: "Ines drinks tea, 42 cups." }] });
+    await call(`${url}/facts/${id}`, "PATCH", { text: "Mara's manager is Ines Okafor." });
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      expect(words(memory)).toEqual(["mara", "manager", "ines", "drinks", "tea", "cups", "okafor"]);
+      expect(memory.vocab.words).toEqual(words(memory));
+    });
+    await call(`${url}/facts/${id}`, "DELETE");  // a word stays when its fact goes...
+    await call(`${url}/reindex`, "POST");  // ...until a reindex
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      expect(words(memory)).toEqual(["ines", "drinks", "tea", "cups"]);
+      expect(memory.vocab.words).toEqual(words(memory));
+      memory.sql.exec("DELETE FROM words");  // as a memory from before the table
+      memory.sql.exec("DELETE FROM meta WHERE key = 'words_model'");
+      memory.vocab.reload();
+    });
+    await call(`${url}/recall`, "POST", { query: "who drinks tea" });
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      expect(words(memory)).toEqual(["ines", "drinks", "tea", "cups"]);
+      expect(memory.vocab.words).toEqual(words(memory));
+    });
+  });
+
+  it("expands a query term to the memory's close words, in hybrid recall and explain", async () => {
+    const url = base();
+    const manager = await add(url, "Mara's manager is Petra.");
+    await add(url, "Mara likes tea.");
+    type Body = { match: string; expansions: unknown[]; terms: unknown[]; results: { fact: { id: number } }[] };
+    const recall = async (extra: object = {}) =>
+      (await (await call(`${url}/recall`, "POST", { query: "Who is Mara's boss?", debug: true, ...extra })).json()) as Body;
+    const body = await recall();
+    expect(body.expansions).toEqual([{ word: "manager", term: "boss", cosine: expect.closeTo(1, 6) }]);
+    expect(body.match).toBe('"mara" OR "boss" OR "manager"');
+    expect(body.terms).toContainEqual({ term: "manager", facts: 1, idf: expect.any(Number), from: "boss" });
+    expect(body.results[0].fact.id).toBe(manager);
+    const why = (await (await call(`${url}/explain`, "POST", { query: "Who is Mara's boss?", id: manager })).json()) as Body;
+    expect(why.expansions).toEqual(body.expansions);
+    expect(why.match).toBe(body.match);
+    for (const extra of [{ fusion: { expand: 0 } }, { fusion: { preset: "seed" } }, { mode: "keyword" }]) {
+      const off = await recall(extra);
+      expect(off.expansions).toEqual([]);
+      expect(off.match).toBe('"mara" OR "boss"');
+    }
+    expect((await call(`${url}/recall`, "POST", { query: "x", fusion: { expand: 1.5 } })).status).toBe(422);
+    await call(`${url}/facts/${manager}`, "DELETE");
+    expect((await recall()).expansions).toEqual([]);  // no fact holds "manager" any more
   });
 });
 

@@ -3,10 +3,12 @@
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
-import { type Fusion, fuse, information, matchExpression } from "../src/recall";
+import { type Fusion, DEFAULT, SEED, expand, fuse, information, matchExpression, vocabularyWords } from "../src/recall";
 
 interface Golden {
-  match: { query: string; phrases: boolean; alias_self: boolean; match: string }[];
+  match: { query: string; phrases: boolean; alias_self: boolean; extra?: string[]; match: string }[];
+  vocabulary_words: { text: string; words: string[] }[];
+  expand: { terms: string[]; closest: [string, number][][]; bar: number; expansions: [string, string, number][] }[];
   information: { rows: number; having: number[]; information: number }[];
   distinct: { a: string; b: string; reason: string | null }[];
   fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; info: number | null; fused: Record<string, number | null>[] }[];
@@ -14,8 +16,22 @@ interface Golden {
 const cases = golden as unknown as Golden;
 
 describe("the FTS5 query builder", () => {
-  it.each(cases.match)("$query (phrases $phrases, alias_self $alias_self)", (c) => {
-    expect(matchExpression(c.query, c.phrases, c.alias_self)).toBe(c.match);
+  it.each(cases.match)("$query (phrases $phrases, alias_self $alias_self, extra $extra)", (c) => {
+    expect(matchExpression(c.query, c.phrases, c.alias_self, c.extra)).toBe(c.match);
+  });
+});
+
+describe("query expansion", () => {
+  it.each(cases.vocabulary_words)("the vocabulary of $text", (c) => expect(vocabularyWords(c.text)).toEqual(c.words));
+
+  it.each(cases.expand.map((c, i) => ({ ...c, i })))("case $i: $terms at $bar", (c) => {
+    expect(expand(c.terms, c.closest, c.bar)).toEqual(c.expansions);
+  });
+
+  it("is off in the seed preset and on in the default, as in recall.py", () => {
+    const fusions = cases.fuse.map((c) => c.fusion);
+    expect(fusions.find((f) => f.method === "rrf")).toEqual(SEED);
+    expect(fusions.find((f) => f.method === "info" && f.depth === SEED.depth)).toEqual(DEFAULT);
   });
 });
 

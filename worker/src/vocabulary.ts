@@ -1,0 +1,65 @@
+// The memory's own words, each embedded alone: what a query term expands to (recall.ts
+// `expand`), as memories/vocabulary.py keeps them. A word joins in the transaction of the first
+// fact that holds it and stays (a word no fact holds any more matches nothing, and recall drops
+// it). The table is the truth; the matrix reads the rows it lacks after each write commits, so
+// a rolled-back write leaves nothing behind.
+
+import { vocabularyWords } from "./recall";
+import { VectorIndex } from "./vectors";
+
+export const CANDIDATES = 8;  // closest words per query term handed to `expand`, which keeps at most 3
+
+export class Vocabulary {
+  words: string[] = [];
+  known = new Set<string>();
+  // The words' vectors, each row keyed by the word's place in `words` (the type means nothing here).
+  index: VectorIndex;
+  last = 0;  // the highest row id read
+
+  constructor(private sql: SqlStorage, private model: string, private dims: number) {
+    this.index = new VectorIndex(dims);
+  }
+
+  /** Read the words written since the last call. */
+  load(): void {
+    const rows = this.sql.exec("SELECT id, word, embedding FROM words WHERE id > ? AND model = ? ORDER BY id", this.last, this.model);
+    for (const r of rows) {
+      this.last = r.id as number;
+      const word = r.word as string;
+      if (this.known.has(word)) continue;
+      this.known.add(word);
+      this.index.put(this.words.length, "fact", new Float32Array(r.embedding as ArrayBuffer));
+      this.words.push(word);
+    }
+  }
+
+  /** Read every word again (after the table was rebuilt). */
+  reload(): void {
+    this.words = [];
+    this.known = new Set();
+    this.index = new VectorIndex(this.dims);
+    this.last = 0;
+    this.load();
+  }
+
+  /** The words of `texts` the vocabulary lacks, each once, in order. */
+  missing(texts: string[]): string[] {
+    return [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !this.known.has(w));
+  }
+
+  /** Store words inside the caller's write transaction (a word already there is kept). */
+  add(words: string[], vectors: Float32Array[]): void {
+    words.forEach((w, i) => this.sql.exec("INSERT OR IGNORE INTO words (word, model, embedding) VALUES (?, ?, ?)",
+      w, this.model, vectors[i].slice().buffer));
+  }
+
+  /** Forget every word, inside a write (a `reload` after it commits). */
+  clear(): void {
+    this.sql.exec("DELETE FROM words");
+  }
+
+  /** For each term vector, its CANDIDATES closest words with their cosines. */
+  closest(termVectors: Float32Array[]): [string, number][][] {
+    return termVectors.map((q) => this.index.search(q, null, CANDIDATES).map(([i, s]): [string, number] => [this.words[i], s]));
+  }
+}
