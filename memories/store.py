@@ -39,9 +39,9 @@ from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
-from .recall import DEFAULT, Fusion, expand, expandable, fuse, idf, information, quote, terms, via, vocabulary_words
+from .recall import DEFAULT, Fusion, expand, fuse, idf, information, quote, terms, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
-from .vocabulary import Vocabulary
+from .vocabulary import Vocabulary, words_of
 
 MAX_TEXT = 8000
 MAX_SOURCE = 200
@@ -517,7 +517,7 @@ class Memory:
                 return
             with self._reading():
                 texts = [r[0] for r in self.db.execute("SELECT text FROM facts")]
-            words = list(dict.fromkeys(w for t in texts for w in vocabulary_words(t)))
+            words = words_of(texts)
             vectors = self._embed(words) if words else np.zeros((0, self.embedder.dims), np.float32)
             with self._writing():
                 self._rebuild_vocabulary(words, vectors)
@@ -543,11 +543,11 @@ class Memory:
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
         batches = [_clean_items(items[i : i + size]) for i in range(0, len(items), size)]
         with ThreadPoolExecutor(1, thread_name_prefix="embed") as pool:
-            ahead = [pool.submit(self._embed_facts, [c[0] for c in b]) for b in batches[:1]]
+            ahead = pool.submit(self._embed_facts, [c[0] for c in batches[0]]) if batches else None
             for n, clean in enumerate(batches):
-                embedded = ahead[n].result()
+                embedded = ahead.result()  # only the batch in hand and the next are held
                 if n + 1 < len(batches):
-                    ahead.append(pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]]))
+                    ahead = pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]])
                 yield self._store(clean, *embedded)
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -557,7 +557,7 @@ class Memory:
 
     def _add_words(self, texts: list[str], embedded: dict[str, np.ndarray]) -> None:
         """The new words of stored texts into the vocabulary (inside their write)."""
-        words = [w for w in dict.fromkeys(w for t in texts for w in vocabulary_words(t)) if w not in self.vocab.known]
+        words = self.vocab.missing(texts)
         lacking = [w for w in words if w not in embedded]
         if lacking:  # another writer's words we have not read yet, as a rule: embed them anyway
             embedded = embedded | dict(zip(lacking, self._embed(lacking)))
@@ -697,7 +697,7 @@ class Memory:
                 rows = self.db.execute(select).fetchall()
             # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
             embedded = dict(zip(((r[0], r[1]) for r in rows), self._embed([r[1] for r in rows]))) if rows else {}
-            words = list(dict.fromkeys(w for r in rows for w in vocabulary_words(r[1])))
+            words = words_of([r[1] for r in rows])
             word_vectors = dict(zip(words, self._embed(words))) if words else {}
             with self._writing():
                 rows = self.db.execute(select).fetchall()  # it may have written meanwhile
@@ -716,7 +716,7 @@ class Memory:
                 for (fid, _, type), v in zip(rows, vectors):
                     index.put(fid, type, v)
                 self._rebuild_pairs(index)
-                words = list(dict.fromkeys(w for r in rows for w in vocabulary_words(r[1])))
+                words = words_of([r[1] for r in rows])
                 lacking = [w for w in words if w not in word_vectors]
                 if lacking:
                     word_vectors.update(zip(lacking, self._embed(lacking)))

@@ -16,6 +16,11 @@ from .recall import vocabulary_words
 CANDIDATES = 8  # closest words per query term handed to recall.expand, which keeps at most 3
 
 
+def words_of(texts: list[str]) -> list[str]:
+    """The vocabulary words of `texts`, each once, in order."""
+    return list(dict.fromkeys(w for t in texts for w in vocabulary_words(t)))
+
+
 class Vocabulary:
     def __init__(self, db: sqlite3.Connection, model: str | None, dims: int):
         self.db, self.model, self.dims = db, model, dims
@@ -40,7 +45,7 @@ class Vocabulary:
 
     def missing(self, texts: list[str]) -> list[str]:
         """The words of `texts` the vocabulary lacks (as this process last saw it), each once."""
-        return list(dict.fromkeys(w for t in texts for w in vocabulary_words(t) if w not in self.known))
+        return [w for w in words_of(texts) if w not in self.known]
 
     def add(self, words: list[str], vectors: np.ndarray) -> None:
         """Store words inside the caller's write transaction (a word already there is kept)."""
