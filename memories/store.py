@@ -733,7 +733,11 @@ class Memory:
             return None, None, "the embedding model is not loaded: keyword-only recall"
         try:
             asked = fusion.expandable_terms(query) if mode == "hybrid" else []
-            return self.embedder.embed([query])[0], self.embedder.embed(asked) if asked else None, None
+            vectors = self.vocab.vectors(asked)
+            lacking = [t for t in asked if t not in vectors]
+            if lacking:
+                vectors |= dict(zip(lacking, self.embedder.embed(lacking)))
+            return self.embedder.embed([query])[0], np.array([vectors[t] for t in asked]) if asked else None, None
         except Exception as e:
             return None, None, f"the embedding model failed ({e}): keyword-only recall"
 

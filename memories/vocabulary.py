@@ -27,6 +27,8 @@ class Vocabulary:
         self.words: list[str] = []
         self.known: set[str] = set()
         self.matrix = np.zeros((0, dims), dtype=np.float32)
+        # (word -> row, matrix), swapped whole: recall reads it outside the lock (vectors()).
+        self.table: tuple[dict[str, int], np.ndarray] = ({}, self.matrix)
         self.last = 0  # the highest row id read
 
     def load(self) -> None:
@@ -42,10 +44,17 @@ class Vocabulary:
             self.known.update(w for w, _ in fresh)
             added = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(len(fresh), self.dims)
             self.matrix = np.concatenate([self.matrix, added])
+            self.table = ({w: i for i, w in enumerate(self.words)}, self.matrix)
 
     def missing(self, texts: list[str]) -> list[str]:
         """The words of `texts` the vocabulary lacks (as this process last saw it), each once."""
         return [w for w in words_of(texts) if w not in self.known]
+
+    def vectors(self, words: list[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those `words` the vocabulary holds: a query term the memory
+        already uses needs no model call (each word was embedded alone, as a query term is)."""
+        index, matrix = self.table
+        return {w: matrix[index[w]] for w in words if w in index}
 
     def add(self, words: list[str], vectors: np.ndarray) -> None:
         """Store words inside the caller's write transaction (a word already there is kept)."""
@@ -57,6 +66,7 @@ class Vocabulary:
         self.db.execute("DELETE FROM words")
         self.words, self.known, self.last = [], set(), 0
         self.matrix = np.zeros((0, self.dims), dtype=np.float32)
+        self.table = ({}, self.matrix)
 
     def closest(self, term_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
         """For each term vector, its CANDIDATES closest words with their cosines."""

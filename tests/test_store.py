@@ -499,6 +499,25 @@ def test_the_vocabulary_grows_with_each_write_and_is_rebuilt_by_reindex(fake_mem
     other.close()
 
 
+def test_query_terms_the_memory_already_holds_are_not_embedded_again(tmp_path):
+    class Recording(HashEmbedder):
+        def embed(self, texts):
+            self.seen = [*getattr(self, "seen", []), *texts]
+            return super().embed(texts)
+
+    m = Memory(tmp_path / "m.db", Recording())
+    m.add("Priya walks the dog.")
+    m.embedder.seen = []
+    m.recall("dog walks")
+    assert m.embedder.seen == ["dog walks"]  # the query only: both its words are stored
+    m.embedder.seen = []
+    m.recall("dog parrot")
+    assert sorted(m.embedder.seen) == ["dog parrot", "parrot"]
+    # What is reused is what embedding the word alone gives.
+    assert np.array_equal(m.vocab.vectors(["dog"])["dog"], HashEmbedder().embed(["dog"])[0])
+    m.close()
+
+
 def test_a_memory_from_before_the_vocabulary_builds_it_on_open(tmp_path):
     path = tmp_path / "old.db"
     m = Memory(path, HashEmbedder())
