@@ -39,7 +39,7 @@ from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
-from .recall import DEFAULT, Fusion, expand, fuse, idf, information, quote, terms, via
+from .recall import DEFAULT, Fusion, expand, expansion_kept, fuse, idf, information, quote, terms, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary, words_of
 
@@ -743,12 +743,13 @@ class Memory:
 
     def _expansions(self, query: str, term_vectors: np.ndarray | None, fusion: Fusion) -> list[dict]:
         """Vocabulary words close to the query's terms (recall.expand), with how many facts hold
-        each; a word no fact holds any more is left out. Call it under the lock."""
+        each; a word no fact holds any more, or too many (recall.expansion_kept), is left out.
+        Call it under the lock."""
         if term_vectors is None or not fusion.expand:
             return []
         found = expand(terms(query, fusion.alias_self), self.vocab.closest(term_vectors), fusion.expand)
         out = [{"word": w, "term": t, "cosine": c, "facts": self._having(w)} for w, t, c in found]
-        return [e for e in out if e["facts"]]
+        return [e for e in out if expansion_kept(e["facts"])]
 
     def _having(self, term: str) -> int:
         return self.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]

@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from memories.dedup import distinct
-from memories.recall import DEFAULT, SEED, expand, fuse, information, match_expression, terms, vocabulary_words
+from memories.recall import DEFAULT, SEED, expand, expansion_kept, fuse, information, match_expression, terms, vocabulary_words
 
 QUERIES = [
     "Who is my sister?", "Who is Anna's sister?", "What does Mara do for work?", "where is my accountant's office",
@@ -74,6 +74,7 @@ def build() -> dict:
            for q in ("Who is Anna's boss?", "") for extra in (["manager"], ["manager", 'we"ird'])],
         "vocabulary_words": [{"text": q, "words": vocabulary_words(q)} for q in QUERIES],
         "expand": expand_cases(),
+        "expansion_kept": [{"facts": n, "kept": expansion_kept(n)} for n in (0, 1, 49_999, 50_000, 50_001, 1_000_000)],
         "information": [{"rows": rows, "having": having, "information": information(rows, having)}
                         for rows, having in [(0, []), (1, [0]), (1, [1]), (20, [0, 3, 12, 20]), (1000000, [1, 999999, 500000])]],
         "fuse": fuse_cases(),

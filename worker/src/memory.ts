@@ -15,7 +15,7 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fusion, METHODS, PRESETS, expand, expandableTerms, fuse, idf, information, infoTerms, match as matchOf,
+  DEFAULT, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, idf, information, infoTerms, match as matchOf,
   matchTerms, quote, score, terms, via, vocabularyWords,
 } from "./recall";
 import { migrate } from "./schema";
@@ -628,12 +628,12 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** Vocabulary words close to the query's terms (recall.ts `expand`), with how many facts hold
-   * each; a word no fact holds any more is left out (store.py `_expansions`). */
+   * each; a word no fact holds any more, or too many (`expansionKept`), is left out (store.py `_expansions`). */
   private expansions(query: string, termVectors: Float32Array[] | null, f: Fusion): Expansion[] {
     if (!termVectors || !f.expand) return [];
     return expand(terms(query, f.alias_self), this.vocab.closest(termVectors), f.expand)
       .map(([word, term, cosine]) => ({ word, term, cosine, facts: this.having(word) }))
-      .filter((e) => e.facts);
+      .filter((e) => expansionKept(e.facts));
   }
 
   private having(term: string): number {

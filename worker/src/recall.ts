@@ -73,6 +73,13 @@ export function matchTerms(match: string): string[] {
 // query term. The vocabulary is each fact's words that could carry meaning (no stop words,
 // numbers or words of one or two letters), each embedded alone.
 export const EXPAND_CLOSEST = 3;  // of a term's closest vocabulary words (itself included), those over the bar
+// An expansion word more facts hold than this is left out: the keyword query would score every one
+// of them for a word that tells few facts apart (recall.py EXPAND_MOST_FACTS, measured there).
+export const EXPAND_MOST_FACTS = 50_000;
+
+/** Whether an expansion word that `facts` facts hold joins the query: some fact must hold it (a
+ * word stays in the vocabulary after its last fact goes), and not too many. */
+export const expansionKept = (facts: number): boolean => facts > 0 && facts <= EXPAND_MOST_FACTS;
 
 // Python's str.isdigit(): decimal digits and the superscript, subscript and circled ones.
 const DIGITS = new RegExp(String.raw`^[\p{Nd}\u00b2\u00b3\u00b9\u1369-\u1371\u19da\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468`

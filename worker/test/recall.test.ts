@@ -3,12 +3,13 @@
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
-import { type Fusion, DEFAULT, SEED, expand, fuse, information, matchExpression, vocabularyWords } from "../src/recall";
+import { type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, vocabularyWords } from "../src/recall";
 
 interface Golden {
   match: { query: string; phrases: boolean; alias_self: boolean; extra?: string[]; match: string }[];
   vocabulary_words: { text: string; words: string[] }[];
   expand: { terms: string[]; closest: [string, number][][]; bar: number; expansions: [string, string, number][] }[];
+  expansion_kept: { facts: number; kept: boolean }[];
   information: { rows: number; having: number[]; information: number }[];
   distinct: { a: string; b: string; reason: string | null }[];
   fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; info: number | null; fused: Record<string, number | null>[] }[];
@@ -27,6 +28,8 @@ describe("query expansion", () => {
   it.each(cases.expand.map((c, i) => ({ ...c, i })))("case $i: $terms at $bar", (c) => {
     expect(expand(c.terms, c.closest, c.bar)).toEqual(c.expansions);
   });
+
+  it.each(cases.expansion_kept)("an expansion word $facts facts hold: kept $kept", (c) => expect(expansionKept(c.facts)).toBe(c.kept));
 
   it("is off in the seed preset and on in the default, as in recall.py", () => {
     const fusions = cases.fuse.map((c) => c.fusion);
