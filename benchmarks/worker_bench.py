@@ -33,16 +33,20 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import synthetic  # noqa: E402
 
 from memories.embeddings import MiniLM  # noqa: E402
+from memories.recall import DEFAULT  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from tests.worker_service import WorkerHost  # noqa: E402
 
 
 class Precomputed:
-    """The real model's vectors for the benchmark's queries, looked up instead of computed."""
+    """The real model's vectors for the benchmark's queries and the terms they expand (each
+    embedded alone, as recall does), looked up instead of computed."""
 
     def __init__(self, model: MiniLM, queries: list[str]):
         self.model_id, self.dims, self.model = model.model_id, model.dims, model
         self.cache = dict(zip(queries, model.embed(queries)))
+        words = list(dict.fromkeys(t for q in queries for t in DEFAULT.expandable_terms(q)))
+        self.cache |= {w: model.embed([w])[0] for w in words}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if all(t in self.cache for t in texts):
