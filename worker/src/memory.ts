@@ -615,13 +615,16 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** The query's vector, its expandable terms' vectors (each embedded alone, as the vocabulary's
-   * words are; hybrid recall only) and a warning when the model is down (store.py `_embed_query`). */
+   * words are, or the stored vector of a word the memory holds; hybrid recall only) and a warning when the model is down (store.py `_embed_query`). */
   private async embedQuery(query: string, f: Fusion, mode: Mode): Promise<[Float32Array | null, Float32Array[] | null, string | null]> {
     const asked = mode === "hybrid" ? expandableTerms(f, query) : [];
     try {
       if (asked.length) await this.vocabulary();  // a memory from before it: its words first
-      const [[qvec], termVectors] = await Promise.all([this.embedder.embed([query]), asked.length ? this.embedder.embed(asked) : null]);
-      return [qvec, termVectors, null];
+      const stored = this.vocab.vectors(asked);
+      const lacking = asked.filter((t) => !stored.has(t));
+      const [[qvec], fresh] = await Promise.all([this.embedder.embed([query]), lacking.length ? this.embedder.embed(lacking) : []]);
+      lacking.forEach((t, i) => stored.set(t, fresh[i]));
+      return [qvec, asked.length ? asked.map((t) => stored.get(t)!) : null, null];
     } catch (e) {
       return [null, null, `the embedding model failed (${(e as Error).message}): keyword-only recall`];
     }

@@ -118,6 +118,26 @@ describe("the vocabulary", () => {
     });
   });
 
+  it("embeds only the query terms the memory does not already hold", async () => {
+    const url = base();
+    await add(url, "Mara's manager is Petra.");
+    const sent: string[][] = [];
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const embed = memory.embedder.embed.bind(memory.embedder);
+      memory.embedder.embed = (texts: string[]) => (sent.push(texts), embed(texts));
+    });
+    await call(`${url}/recall`, "POST", { query: "mara manager" });
+    expect(sent).toEqual([["mara manager"]]);  // both words are stored
+    sent.length = 0;
+    await call(`${url}/recall`, "POST", { query: "Who is Mara's boss?" });
+    expect(sent).toContainEqual(["boss"]);
+    expect(sent).toHaveLength(2);
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      expect(memory.vocab.vectors(["manager", "boss"]).has("boss")).toBe(false);
+      expect(memory.vocab.vectors(["manager"]).get("manager")).toHaveLength(memory.embedder.dims);
+    });
+  });
+
   it("expands a query term to the memory's close words, in hybrid recall and explain", async () => {
     const url = base();
     const manager = await add(url, "Mara's manager is Petra.");
