@@ -83,7 +83,7 @@ def sqlite_vec(tmp: Path, vectors: np.ndarray, facts: list[dict], queries: list[
 
     def hybrid(query: str, qvec: np.ndarray) -> None:
         vec = db.execute("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 30 ORDER BY distance", (qvec.astype("<f4").tobytes(),)).fetchall()
-        match = DEFAULT.match(query)  # the same FTS5 query our default runs
+        match = DEFAULT.match(query)  # our default's FTS5 query before expansion (ours also expands: more work)
         kw = db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall() if match else []
         scores: dict[int, float] = {}
         for hits in (vec, kw):
