@@ -78,6 +78,13 @@ def test_add_returns_201_for_new_and_200_naming_the_duplicate(api):
     assert near["created"] is False and near["duplicate"]["match"] == "near" and near["duplicate"]["score"] >= 0.97
 
 
+def test_exact_dedup_folds_case_as_python_does_on_both_memories(api):
+    """Casefold, not lower case: "ß" is "ss", "Σ" is "σ" wherever it stands."""
+    first = api.post("/facts", json={"text": "Kai lives on Hauptstraße in ΑΘΗΝΑΣ."}).json()
+    again = api.post("/facts", json={"text": "\x1cKAI LIVES ON HAUPTSTRASSE IN αθηνασ.\x1f"}).json()
+    assert again["created"] is False and again["id"] == first["id"] and again["duplicate"]["match"] == "exact"
+
+
 @pytest.mark.parametrize("payload,status", [
     ({"text": ""}, 422), ({"text": "   "}, 422), ({}, 422), ({"text": 5}, 422),
     ({"text": "ok", "type": "opinion"}, 422), ({"text": "ok", "source": 3}, 422),

@@ -10,6 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from memories.dedup import distinct
+from memories.store import text_key
 from memories.recall import DEFAULT, SEED, expand, expansion_kept, fuse, information, match_expression, terms, vocabulary_words
 
 QUERIES = [
@@ -21,6 +22,11 @@ QUERIES = [
 ]
 
 PAIRS = json.loads((Path(__file__).resolve().parents[2] / "memories" / "data" / "dedup_pairs.json").read_text(encoding="utf-8"))
+# Where JavaScript's trim() and toLowerCase() differ from Python's strip() and casefold().
+TEXTS = [
+    "Straße", "STRASSE", "straẞe", "ΟΔΟΣ", "ὈΔΥΣΣΕΎΣ", "ﬁle", "µ", "İstanbul", "ıi", "ǅemal", "ſ", "Ꭰꭰᏸ",
+    "\ufeffhello", "\x1chello\x1f", "\x85 hi \u3000", " \t\n padded \r\v\f", "\u00a0nbsp\u2029", "Ünïcödé", "🙂 EMOJI 🙂",
+]
 EDGE_PAIRS = [
     ("Call Jo at 02:00.", "Call Jo at 2:00."), ("It costs 12345678901234567890.", "It costs 12345678901234567891."),
     ("The owner can’t swim.", "The owner can swim."), ("No, not never.", "Yes."), ("Ünsal visits in Mai.", "ünsal visits in mai."),
@@ -78,6 +84,7 @@ def build() -> dict:
         "information": [{"rows": rows, "having": having, "information": information(rows, having)}
                         for rows, having in [(0, []), (1, [0]), (1, [1]), (20, [0, 3, 12, 20]), (1000000, [1, 999999, 500000])]],
         "fuse": fuse_cases(),
+        "text": [{"text": t, "strip": t.strip(), "key": text_key(t)} for t in TEXTS],
         "distinct": [{"a": a, "b": b, "reason": distinct(a, b)} for a, b in [*PAIRS["same"], *PAIRS["distinct"], *EDGE_PAIRS]],
     }
 

@@ -19,6 +19,7 @@ import {
   matchTerms, quote, score, terms, via, vocabularyWords,
 } from "./recall";
 import { migrate } from "./schema";
+import { strip, textKey } from "./text";
 import { type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";
 
@@ -55,13 +56,11 @@ const asFact = (r: Row): Fact => ({
   created_at: r.created_at as string, updated_at: r.updated_at as string,
 });
 
-// What exact dedup compares, as text_key() in store.py: trimmed, case-folded.
-const textKey = (text: string) => text.trim().toLowerCase();
 const chars = (s: string) => [...s].length;  // Python's len(): code points, not UTF-16 units
 
 function cleanText(text: unknown): string {
   if (typeof text !== "string") throw invalid("text must be a string");
-  const t = wellFormed(text, "text").trim();
+  const t = strip(wellFormed(text, "text"));
   if (!t) throw invalid("text is empty");
   if (chars(t) > MAX_TEXT) throw tooLarge(`text is ${chars(t)} characters; the limit is ${MAX_TEXT}`);
   return t;
@@ -75,7 +74,7 @@ function cleanType(type: unknown): FactType {
 function cleanSource(source: unknown): string {
   if (typeof source !== "string") throw invalid("source must be a string");
   if (chars(wellFormed(source, "source")) > MAX_SOURCE) throw tooLarge(`source is longer than ${MAX_SOURCE} characters`);
-  return source.trim();
+  return strip(source);
 }
 
 function cleanId(value: unknown): number | null {
@@ -608,7 +607,7 @@ export class MemoryObject extends DurableObject<Env> {
   // -- recall ---------------------------------------------------------------------------
 
   private checkQuery(query: unknown, type: string | null): string {
-    if (typeof query !== "string" || !query.trim()) throw invalid("query is empty");
+    if (typeof query !== "string" || !strip(query)) throw invalid("query is empty");
     if (chars(query) > MAX_QUERY) throw tooLarge(`query is ${chars(query)} characters; the limit is ${MAX_QUERY}`);
     if (type !== null) cleanType(type);
     return wellFormed(query, "query");

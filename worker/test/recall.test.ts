@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
+import { strip, textKey } from "../src/text";
 import { type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, vocabularyWords } from "../src/recall";
 
 interface Golden {
@@ -12,6 +13,7 @@ interface Golden {
   expansion_kept: { facts: number; kept: boolean }[];
   information: { rows: number; having: number[]; information: number }[];
   distinct: { a: string; b: string; reason: string | null }[];
+  text: { text: string; strip: string; key: string }[];
   fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; info: number | null; fused: Record<string, number | null>[] }[];
 }
 const cases = golden as unknown as Golden;
@@ -57,4 +59,11 @@ describe("fusion", () => {
 
 describe("the dedup guard", () => {
   it.each(cases.distinct)("$a / $b", (c) => expect(distinct(c.a, c.b)).toBe(c.reason));
+});
+
+describe("text as Python sees it", () => {
+  it.each(cases.text)("$text", (c) => {
+    expect(strip(c.text)).toBe(c.strip);
+    expect(textKey(c.text)).toBe(c.key);
+  });
 });
