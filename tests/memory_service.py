@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,27 @@ class Service:
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait()
+
+    def kill_mid_writes(self, write, after: float) -> None:
+        """kill -9 `after` seconds into a stream of `write(api)` calls from another thread; the
+        stream ends at the first call the kill cuts off."""
+        stop = threading.Event()
+
+        def writer():
+            with self.client() as api:
+                while not stop.is_set():
+                    try:
+                        if write(api) is False:
+                            return
+                    except httpx.TransportError:
+                        return
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        time.sleep(after)
+        self.kill()
+        stop.set()
+        thread.join()
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -2,10 +2,7 @@
 
 import random
 import sqlite3
-import threading
-import time
 
-import httpx
 import pytest
 
 from tests.memory_service import Service
@@ -35,35 +32,23 @@ def test_kill_9_mid_edit_or_delete_leaves_a_whole_store(tmp_path, operation):
     try:
         rng = random.Random(operation)
         for point in range(CRASH_POINTS):
-            stop = threading.Event()
             done: list[tuple[int, str | None]] = []  # acknowledged writes, in order
             sent: dict[int, list[str]] = {}  # every edit sent, acknowledged or cut off by the kill
 
-            def worker():
-                with service.client() as api:
-                    while not stop.is_set() and ids:
-                        fid = rng.choice(ids)
-                        try:
-                            if operation == "edit":
-                                text = f"Edited {fid} at crash point {point}: shelf {rng.randint(0, 10**6)}."
-                                sent.setdefault(fid, []).append(text)
-                                r = api.patch(f"/facts/{fid}", json={"text": text})
-                                if r.status_code == 200:
-                                    done.append((fid, text))
-                            else:
-                                r = api.delete(f"/facts/{fid}")
-                                if r.status_code == 200:
-                                    ids.remove(fid)
-                                    done.append((fid, None))
-                        except httpx.TransportError:
-                            return
+            def write(api):
+                if not ids:
+                    return False
+                fid = rng.choice(ids)
+                if operation == "edit":
+                    text = f"Edited {fid} at crash point {point}: shelf {rng.randint(0, 10**6)}."
+                    sent.setdefault(fid, []).append(text)
+                    if api.patch(f"/facts/{fid}", json={"text": text}).status_code == 200:
+                        done.append((fid, text))
+                elif api.delete(f"/facts/{fid}").status_code == 200:
+                    ids.remove(fid)
+                    done.append((fid, None))
 
-            thread = threading.Thread(target=worker)
-            thread.start()
-            time.sleep(rng.uniform(0.3, 1.5))
-            service.kill()
-            stop.set()
-            thread.join()
+            service.kill_mid_writes(write, after=rng.uniform(0.3, 1.5))
             assert integrity(tmp_path / "crash.db") == "ok"
             service.start()
             with service.client() as api:

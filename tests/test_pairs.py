@@ -2,10 +2,7 @@
 
 import random
 import sqlite3
-import threading
-import time
 
-import httpx
 import numpy as np
 import pytest
 
@@ -162,33 +159,21 @@ def test_kill_9_mid_write_leaves_the_pairs_exact(tmp_path):
     service = Service(db, env={"MEMORY_EMBEDDER": "tests.fakes:hash_embedder"}).start()
     rng = random.Random(13)
     try:
-        for point in range(3):
-            stop = threading.Event()
+        def write(api):
+            op = rng.random()
+            if op < 0.6:
+                api.post("/facts/batch", json={"facts": [{"text": text(rng)} for _ in range(20)]})
+            else:
+                facts = api.get("/facts", params={"limit": 20}).json()["facts"]
+                if facts:
+                    fid = rng.choice(facts)["id"]
+                    if op < 0.8:
+                        api.patch(f"/facts/{fid}", json={"text": text(rng)})
+                    else:
+                        api.delete(f"/facts/{fid}")
 
-            def worker():
-                with service.client() as api:
-                    while not stop.is_set():
-                        try:
-                            op = rng.random()
-                            if op < 0.6:
-                                api.post("/facts/batch", json={"facts": [{"text": text(rng)} for _ in range(20)]})
-                            else:
-                                facts = api.get("/facts", params={"limit": 20}).json()["facts"]
-                                if facts:
-                                    fid = rng.choice(facts)["id"]
-                                    if op < 0.8:
-                                        api.patch(f"/facts/{fid}", json={"text": text(rng)})
-                                    else:
-                                        api.delete(f"/facts/{fid}")
-                        except httpx.TransportError:
-                            return
-
-            thread = threading.Thread(target=worker)
-            thread.start()
-            time.sleep(rng.uniform(0.5, 1.5))
-            service.kill()
-            stop.set()
-            thread.join()
+        for _ in range(3):
+            service.kill_mid_writes(write, after=rng.uniform(0.5, 1.5))
             assert assert_exact(str(db), DEFAULT_FLOOR) > 0  # the service runs at the default floor
             service.start()
     finally:
