@@ -152,6 +152,7 @@ export class MemoryObject extends DurableObject<Env> {
     this.vocab = new Vocabulary(this.sql, this.embedder.model, this.embedder.dims);
     ctx.blockConcurrencyWhile(async () => {
       migrate(this.sql, ctx.storage);
+      this.foldKeys();
       this.loadVectors();
       this.vocab.load();
       this.startPairs();
@@ -163,6 +164,19 @@ export class MemoryObject extends DurableObject<Env> {
 
   async alarm(): Promise<void> {
     await this.fillPairs();
+  }
+
+  /** Exact-dedup keys written before they were case-folded as Python does (lower case then:
+   * "Straße" kept "straße"), computed again once, in one transaction. */
+  private foldKeys(): void {
+    if (this.meta("text_keys") === "casefold") return;
+    this.ctx.storage.transactionSync(() => {
+      const rows = this.sql.exec<{ id: number; text: string; text_key: string }>("SELECT id, text, text_key FROM facts").toArray();
+      for (const r of rows) {
+        if (textKey(r.text) !== r.text_key) this.sql.exec("UPDATE facts SET text_key = ? WHERE id = ?", textKey(r.text), r.id);
+      }
+      this.setMeta("text_keys", "casefold");
+    });
   }
 
   private meta(key: string): SqlStorageValue | null {

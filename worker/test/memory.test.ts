@@ -118,6 +118,20 @@ describe("the vocabulary", () => {
     });
   });
 
+  it("folds the exact-dedup keys of an older memory once, as Python does", async () => {
+    const url = base();
+    const id = await add(url, "Kai lives on Hauptstraße.");
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      // As a memory from before: its key lower-cased, no mark that keys were folded.
+      memory.sql.exec("UPDATE facts SET text_key = 'kai lives on hauptstraße.' WHERE id = ?", id);
+      memory.sql.exec("DELETE FROM meta WHERE key = 'text_keys'");
+      (memory as unknown as { foldKeys(): void }).foldKeys();
+      expect(memory.sql.exec("SELECT text_key FROM facts WHERE id = ?", id).one().text_key).toBe("kai lives on hauptstrasse.");
+    });
+    const again = (await (await call(`${url}/facts`, "POST", { text: "KAI LIVES ON HAUPTSTRASSE." })).json()) as { id: number; created: boolean };
+    expect(again).toMatchObject({ id, created: false });
+  });
+
   it("embeds only the query terms the memory does not already hold", async () => {
     const url = base();
     await add(url, "Mara's manager is Petra.");
