@@ -61,13 +61,11 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str) -> None:
-    """The least any hybrid recall must do: embed the query (and, apart, the terms it expands
-    that the memory's words do not already hold), a bare FTS5 top 30 of the same MATCH recall
+    """The least any hybrid recall must do: embed the query (and, in the same call, the terms it
+    expands that the memory's words do not already hold), a bare FTS5 top 30 of the same MATCH recall
     runs (`match`, expansions included), a bare matrix top 30."""
-    q = embedder.embed([query])[0]
     lacking = [t for t in memory.fusion.expandable_terms(query) if t not in memory.vocab.known]
-    if lacking:
-        embedder.embed(lacking)
+    q = embedder.embed([query, *lacking])[0]
     if match:
         memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall()
     for part in memory.vectors.parts.values():  # the whole matrix, as one bare product

@@ -735,9 +735,10 @@ class Memory:
             asked = fusion.expandable_terms(query) if mode == "hybrid" else []
             vectors = self.vocab.vectors(asked)
             lacking = [t for t in asked if t not in vectors]
-            if lacking:
-                vectors |= dict(zip(lacking, self.embedder.embed(lacking)))
-            return self.embedder.embed([query])[0], np.array([vectors[t] for t in asked]) if asked else None, None
+            # One model call: a text's vector does not depend on the others in its batch.
+            qvec, *fresh = self.embedder.embed([query, *lacking])
+            vectors |= dict(zip(lacking, fresh))
+            return qvec, np.array([vectors[t] for t in asked]) if asked else None, None
         except Exception as e:
             return None, None, f"the embedding model failed ({e}): keyword-only recall"
 

@@ -635,7 +635,8 @@ export class MemoryObject extends DurableObject<Env> {
       if (asked.length) await this.vocabulary();  // a memory from before it: its words first
       const stored = this.vocab.vectors(asked);
       const lacking = asked.filter((t) => !stored.has(t));
-      const [[qvec], fresh] = await Promise.all([this.embedder.embed([query]), lacking.length ? this.embedder.embed(lacking) : []]);
+      // One model call: a text's vector does not depend on the others in its batch.
+      const [qvec, ...fresh] = await this.embedder.embed([query, ...lacking]);
       lacking.forEach((t, i) => stored.set(t, fresh[i]));
       return [qvec, asked.length ? asked.map((t) => stored.get(t)!) : null, null];
     } catch (e) {
