@@ -558,11 +558,14 @@ class Memory:
     def _add_words(self, texts: list[str], embedded: dict[str, np.ndarray]) -> None:
         """The new words of stored texts into the vocabulary (inside their write)."""
         words = self.vocab.missing(texts)
-        lacking = [w for w in words if w not in embedded]
-        if lacking:  # another writer's words we have not read yet, as a rule: embed them anyway
-            embedded = embedded | dict(zip(lacking, self._embed(lacking)))
-        if words:
+        if words:  # another writer's words we have not read yet may lack vectors: embedded here
+            embedded = self._word_vectors(words, embedded)
             self.vocab.add(words, np.array([embedded[w] for w in words]))
+
+    def _word_vectors(self, words: list[str], have: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """`have`, and vectors for those `words` it lacks (each word embedded alone, as a query term is)."""
+        lacking = [w for w in words if w not in have]
+        return have | dict(zip(lacking, self._embed(lacking))) if lacking else have
 
     def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray]) -> list[AddResult]:
         results: list[AddResult] = []
@@ -697,8 +700,7 @@ class Memory:
                 rows = self.db.execute(select).fetchall()
             # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
             embedded = dict(zip(((r[0], r[1]) for r in rows), self._embed([r[1] for r in rows]))) if rows else {}
-            words = words_of([r[1] for r in rows])
-            word_vectors = dict(zip(words, self._embed(words))) if words else {}
+            word_vectors = self._word_vectors(words_of([r[1] for r in rows]), {})
             with self._writing():
                 rows = self.db.execute(select).fetchall()  # it may have written meanwhile
                 missing = [r for r in rows if (r[0], r[1]) not in embedded]
@@ -717,9 +719,7 @@ class Memory:
                     index.put(fid, type, v)
                 self._rebuild_pairs(index)
                 words = words_of([r[1] for r in rows])
-                lacking = [w for w in words if w not in word_vectors]
-                if lacking:
-                    word_vectors.update(zip(lacking, self._embed(lacking)))
+                word_vectors = self._word_vectors(words, word_vectors)
                 self._rebuild_vocabulary(words, np.array([word_vectors[w] for w in words]).reshape(len(words), -1))
             self.vectors = index
         return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": self.model}
@@ -727,8 +727,8 @@ class Memory:
     # -- recall ------------------------------------------------------------------------
 
     def _embed_query(self, query: str, fusion: Fusion, mode: str = "hybrid") -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
-        """The query's vector, its expandable terms' vectors for hybrid recall (each embedded
-        alone, as the vocabulary's words are) and a warning when the model is down."""
+        """The query's vector, its expandable terms' vectors for hybrid recall (a term the
+        vocabulary holds keeps its stored vector) and a warning when the model is down."""
         if not self.embedder:
             return None, None, "the embedding model is not loaded: keyword-only recall"
         try:

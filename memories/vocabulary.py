@@ -24,11 +24,18 @@ def words_of(texts: list[str]) -> list[str]:
 class Vocabulary:
     def __init__(self, db: sqlite3.Connection, model: str | None, dims: int):
         self.db, self.model, self.dims = db, model, dims
+        self._reset()
+
+    def _reset(self) -> None:
         self.words: list[str] = []
-        self.known: set[str] = set()
-        self.matrix = np.zeros((0, dims), dtype=np.float32)
-        # (word -> row, matrix), swapped whole: recall reads it outside the lock (vectors()).
-        self.table: tuple[dict[str, int], np.ndarray] = ({}, self.matrix)
+        self.known: dict[str, int] = {}  # word -> its row
+        # Rows live in a buffer that doubles when full: a write that brings one new word copies
+        # nothing (a copy of the whole matrix each time took 28 ms at 50,000 words).
+        self._rows = np.zeros((0, self.dims), dtype=np.float32)
+        self.matrix = self._rows[:0]
+        # (known, matrix) as one snapshot: recall reads it outside the lock (vectors()). Rows
+        # below len(matrix) never change; a word added since has a row past it.
+        self.table: tuple[dict[str, int], np.ndarray] = (self.known, self.matrix)
         self.last = 0  # the highest row id read
 
     def load(self) -> None:
@@ -39,12 +46,18 @@ class Vocabulary:
             return
         self.last = rows[-1][0]
         fresh = [(w, blob) for _, w, blob in rows if w not in self.known]
-        if fresh:
-            self.words += [w for w, _ in fresh]
-            self.known.update(w for w, _ in fresh)
-            added = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(len(fresh), self.dims)
-            self.matrix = np.concatenate([self.matrix, added])
-            self.table = ({w: i for i, w in enumerate(self.words)}, self.matrix)
+        if not fresh:
+            return
+        n, k = len(self.words), len(fresh)
+        if n + k > len(self._rows):
+            grown = np.zeros((max(2 * len(self._rows), n + k, 1024), self.dims), dtype=np.float32)
+            grown[:n] = self._rows[:n]
+            self._rows = grown
+        self._rows[n : n + k] = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(k, self.dims)
+        self.words += [w for w, _ in fresh]
+        self.matrix = self._rows[: n + k]
+        self.known.update((w, n + i) for i, (w, _) in enumerate(fresh))
+        self.table = (self.known, self.matrix)
 
     def missing(self, texts: list[str]) -> list[str]:
         """The words of `texts` the vocabulary lacks (as this process last saw it), each once."""
@@ -53,8 +66,9 @@ class Vocabulary:
     def vectors(self, words: list[str]) -> dict[str, np.ndarray]:
         """The stored vectors of those `words` the vocabulary holds: a query term the memory
         already uses needs no model call (each word was embedded alone, as a query term is)."""
-        index, matrix = self.table
-        return {w: matrix[index[w]] for w in words if w in index}
+        known, matrix = self.table
+        rows = {w: known.get(w, len(matrix)) for w in words}
+        return {w: matrix[i] for w, i in rows.items() if i < len(matrix)}
 
     def add(self, words: list[str], vectors: np.ndarray) -> None:
         """Store words inside the caller's write transaction (a word already there is kept)."""
@@ -64,9 +78,7 @@ class Vocabulary:
     def clear(self) -> None:
         """Forget every word (inside a write: a reindex under another model writes them again)."""
         self.db.execute("DELETE FROM words")
-        self.words, self.known, self.last = [], set(), 0
-        self.matrix = np.zeros((0, self.dims), dtype=np.float32)
-        self.table = ({}, self.matrix)
+        self._reset()
 
     def closest(self, term_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
         """For each term vector, its CANDIDATES closest words with their cosines."""

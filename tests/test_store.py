@@ -518,6 +518,17 @@ def test_query_terms_the_memory_already_holds_are_not_embedded_again(tmp_path):
     m.close()
 
 
+def test_a_vocabulary_snapshot_never_reads_a_word_added_after_it(fake_memory):
+    fake_memory.add("Priya walks the dog.")
+    snapshot = fake_memory.vocab.table  # what a recall outside the lock may still hold
+    dog = fake_memory.vocab.vectors(["dog"])["dog"].copy()
+    fake_memory.add_many([{"text": f"The parrot creature{i} squawks."} for i in range(1500)])
+    assert len(fake_memory.vocab.words) > 1024  # past the first buffer: the rows were copied over
+    fake_memory.vocab.table = snapshot
+    held = fake_memory.vocab.vectors(["dog", "parrot"])
+    assert list(held) == ["dog"] and np.array_equal(held["dog"], dog)
+
+
 def test_a_memory_from_before_the_vocabulary_builds_it_on_open(tmp_path):
     path = tmp_path / "old.db"
     m = Memory(path, HashEmbedder())

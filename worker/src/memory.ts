@@ -627,8 +627,8 @@ export class MemoryObject extends DurableObject<Env> {
     return wellFormed(query, "query");
   }
 
-  /** The query's vector, its expandable terms' vectors (each embedded alone, as the vocabulary's
-   * words are, or the stored vector of a word the memory holds; hybrid recall only) and a warning when the model is down (store.py `_embed_query`). */
+  /** The query's vector, its expandable terms' vectors (hybrid recall only; a term the vocabulary
+   * holds keeps its stored vector) and a warning when the model is down (store.py `_embed_query`). */
   private async embedQuery(query: string, f: Fusion, mode: Mode): Promise<[Float32Array | null, Float32Array[] | null, string | null]> {
     const asked = mode === "hybrid" ? expandableTerms(f, query) : [];
     try {

@@ -11,8 +11,7 @@ export const CANDIDATES = 8;  // closest words per query term handed to `expand`
 
 export class Vocabulary {
   words: string[] = [];
-  known = new Set<string>();
-  at = new Map<string, number>();  // a word's row in `index`
+  known = new Map<string, number>();  // a word's row in `index`
   // The words' vectors, each row keyed by the word's place in `words` (the type means nothing here).
   index: VectorIndex;
   last = 0;  // the highest row id read
@@ -28,8 +27,7 @@ export class Vocabulary {
       this.last = r.id as number;
       const word = r.word as string;
       if (this.known.has(word)) continue;
-      this.known.add(word);
-      this.at.set(word, this.words.length);
+      this.known.set(word, this.words.length);
       this.index.put(this.words.length, "fact", new Float32Array(r.embedding as ArrayBuffer));
       this.words.push(word);
     }
@@ -38,8 +36,7 @@ export class Vocabulary {
   /** Read every word again (after the table was rebuilt). */
   reload(): void {
     this.words = [];
-    this.known = new Set();
-    this.at = new Map();
+    this.known = new Map();
     this.index = new VectorIndex(this.dims);
     this.last = 0;
     this.load();
@@ -53,7 +50,7 @@ export class Vocabulary {
   /** The stored vectors of those `words` the vocabulary holds: a query term the memory already
    * uses needs no model call (each word was embedded alone, as a query term is; store.py too). */
   vectors(words: string[]): Map<string, Float32Array> {
-    return new Map(words.filter((w) => this.at.has(w)).map((w) => [w, this.index.vector(this.at.get(w)!)!]));
+    return new Map(words.filter((w) => this.known.has(w)).map((w) => [w, this.index.vector(this.known.get(w)!)!]));
   }
 
   /** Store words inside the caller's write transaction (a word already there is kept). */
