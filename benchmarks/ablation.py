@@ -29,7 +29,7 @@ SETS = ROOT / "dashboard" / "evalsets"
 SEEN = ["personal", "lookalikes", "holdout", "holdout2", "holdout3", "work", "skills_logs",
         "household4", "relations", "travel_health", "confirm"]
 # Unseen: committed before the work they judge, each run once per candidate.
-UNSEEN = ["relations2", "agentlog", "homefinance", "friends"]
+UNSEEN = ["relations2", "agentlog", "homefinance", "friends", "neighbours"]
 CANDIDATES = {
     "seed": SEED,
     "default": DEFAULT,
