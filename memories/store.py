@@ -22,6 +22,7 @@ written in the same transaction as the fact, so they stay right whichever proces
 from __future__ import annotations
 
 import base64
+import logging
 import sqlite3
 import threading
 import time
@@ -42,6 +43,8 @@ from .dedup import distinct
 from .recall import DEFAULT, Fusion, expand, expansion_kept, fuse, idf, information, quote, terms, via
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary, words_of
+
+log = logging.getLogger(__name__)
 
 MAX_TEXT = 8000
 MAX_SOURCE = 200
@@ -237,22 +240,28 @@ class Memory:
         self._seq: int | None = None  # the last vector_changes entry the matrix includes
         self._saved_seq: int | None = None  # ... and the snapshot on disk
         self._reread = 0  # rows read from the table by the last sync
+        self._vocabulary_ready = threading.Event()  # set once the vocabulary holds every fact's words
+        self._closing = False
+        self._builder: threading.Thread | None = None
         with self._reading():  # loads the matrix
             pass
         if self._reread > 1000:  # the next open reads a snapshot instead (after a kill -9, say)
             self.save_snapshot()
         self._build_pairs()
-        self._build_vocabulary()
         # For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer.
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
         self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, instance)")
+        self._build_vocabulary()  # last: it may start a thread that shares the connection
 
     @property
     def model(self) -> str | None:
         return self.embedder.model_id if self.embedder else None
 
     def close(self) -> None:
+        self._closing = True  # a vocabulary build stops at its next batch of words
+        if self._builder:
+            self._builder.join()
         with self._lock:
             self.save_snapshot()
             self.db.close()
@@ -508,19 +517,58 @@ class Memory:
 
     def _build_vocabulary(self) -> None:
         """Every word of the facts into the vocabulary, when it was built by another model or not
-        yet (a memory from before it): one pass, then kept on write."""
+        yet (a memory from before it): one pass, then kept on write. An empty memory needs no
+        model; otherwise the pass runs in a thread of its own, as the Worker's does, so a big old
+        memory opens at once and serves reads and writes meanwhile. A recall that expands waits
+        for it (`wait_for_vocabulary`): it ranks as it will once the words are in."""
         if not self.embedder:
+            self._vocabulary_ready.set()
             return
-        with self._lock:
-            built = self.db.execute("SELECT value FROM meta WHERE key = 'words_model'").fetchone()
-            if built and built[0] == self.model:
+        with self._reading():
+            if self._vocabulary_built():
+                self._vocabulary_ready.set()
                 return
-            with self._reading():
-                texts = [r[0] for r in self.db.execute("SELECT text FROM facts")]
-            words = words_of(texts)
-            vectors = self._embed(words) if words else np.zeros((0, self.embedder.dims), np.float32)
+            empty = self.db.execute("SELECT NOT EXISTS (SELECT 1 FROM facts)").fetchone()[0]
+        if empty:
             with self._writing():
-                self._rebuild_vocabulary(words, vectors)
+                self._rebuild_vocabulary([], np.zeros((0, self.embedder.dims), np.float32))
+            self._vocabulary_ready.set()
+            return
+        self._builder = threading.Thread(target=self._vocabulary_pass, name="vocabulary", daemon=True)
+        self._builder.start()
+
+    VOCABULARY_BATCH = 1024  # words embedded at a time: `close` waits for one batch at most
+
+    def _vocabulary_pass(self) -> None:
+        try:
+            with self._reading():
+                words = words_of([r[0] for r in self.db.execute("SELECT text FROM facts")])
+            vectors: dict[str, np.ndarray] = {}
+            for i in range(0, len(words), self.VOCABULARY_BATCH):  # the model, outside the lock
+                if self._closing:
+                    return
+                batch = words[i : i + self.VOCABULARY_BATCH]
+                vectors.update(zip(batch, self._embed(batch)))
+            with self._writing():
+                if self._closing or self._vocabulary_built():  # another process built it meanwhile
+                    return
+                # Writes went on meanwhile: the words now, and vectors for the new ones.
+                words = words_of([r[0] for r in self.db.execute("SELECT text FROM facts")])
+                vectors = self._word_vectors(words, vectors)
+                self._rebuild_vocabulary(words, np.array([vectors[w] for w in words]).reshape(len(words), -1))
+        except Exception:
+            # Recall goes on with the words writes have added; the next open tries again.
+            log.exception("could not build the vocabulary of %s", self.path)
+        finally:
+            self._vocabulary_ready.set()
+
+    def _vocabulary_built(self) -> bool:
+        built = self.db.execute("SELECT value FROM meta WHERE key = 'words_model'").fetchone()
+        return bool(built) and built[0] == self.model
+
+    def wait_for_vocabulary(self, timeout: float | None = None) -> bool:
+        """Whether the vocabulary holds every fact's words, waiting up to `timeout` seconds."""
+        return self._vocabulary_ready.wait(timeout)
 
     def _rebuild_vocabulary(self, words: list[str], vectors: np.ndarray) -> None:
         self.vocab.clear()
@@ -733,6 +781,8 @@ class Memory:
             return None, None, "the embedding model is not loaded: keyword-only recall"
         try:
             asked = fusion.expandable_terms(query) if mode == "hybrid" else []
+            if asked:
+                self.wait_for_vocabulary()  # a memory from before it: its words first
             vectors = self.vocab.vectors(asked)
             lacking = [t for t in asked if t not in vectors]
             # One model call: a text's vector does not depend on the others in its batch.

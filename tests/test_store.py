@@ -6,6 +6,7 @@ import subprocess
 import sys
 import sqlite3
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -529,18 +530,77 @@ def test_a_vocabulary_snapshot_never_reads_a_word_added_after_it(fake_memory):
     assert list(held) == ["dog"] and np.array_equal(held["dog"], dog)
 
 
-def test_a_memory_from_before_the_vocabulary_builds_it_on_open(tmp_path):
-    path = tmp_path / "old.db"
+def from_before_the_vocabulary(path, texts):
+    """A memory file as one written before the words table: facts, no words."""
     m = Memory(path, HashEmbedder())
-    m.add_many([{"text": "Priya walks the dog."}, {"text": "Rex sleeps."}])
+    m.add_many([{"text": t} for t in texts])
     m.db.execute("DELETE FROM words")
     m.db.execute("DELETE FROM meta WHERE key = 'words_model'")
     m.close()
+
+
+def test_a_memory_from_before_the_vocabulary_builds_it_on_open(tmp_path):
+    path = tmp_path / "old.db"
+    from_before_the_vocabulary(path, ["Priya walks the dog.", "Rex sleeps."])
     reopened = Memory(path, HashEmbedder())
+    assert reopened.wait_for_vocabulary(10)
     assert vocabulary_rows(reopened) == ["priya", "walks", "dog", "rex", "sleeps"]
     vectors = np.frombuffer(reopened.db.execute("SELECT embedding FROM words WHERE word = 'dog'").fetchone()[0], "<f4")
     assert np.allclose(vectors, HashEmbedder().embed(["dog"])[0])  # each word embedded alone
     reopened.close()
+
+
+def test_an_old_memory_serves_while_its_vocabulary_builds_and_recall_waits_for_it(tmp_path):
+    path = tmp_path / "old.db"
+    from_before_the_vocabulary(path, ["Cosima Hartwig is married to Tobias.", "Rex sleeps."])
+
+    class Slow(HashEmbedder):
+        """Holds the build's batch of words until released ("sleeps" is in no write's)."""
+        release = threading.Event()
+
+        def embed(self, texts):
+            if "sleeps" in texts:
+                assert self.release.wait(10)
+            return super().embed(texts)
+
+    reopened = Memory(path, Slow())  # opens though the build is held
+    assert not reopened.wait_for_vocabulary(0.2)
+    assert reopened.count() == 2 and reopened.recall("cosima", mode="keyword")["results"]
+    reopened.add("Ilse Brandt is married to Oskar.")  # a write meanwhile: its words are kept
+    answer = {}
+    waiting = threading.Thread(target=lambda: answer.update(reopened.recall("who is cosima's spouse", debug=True)))
+    waiting.start()
+    waiting.join(0.3)
+    assert waiting.is_alive()  # a recall that expands waits for the words
+    Slow.release.set()
+    waiting.join(10)
+    assert reopened.wait_for_vocabulary(0)
+    assert answer["results"][0]["fact"]["text"] == "Cosima Hartwig is married to Tobias."
+    assert set(vocabulary_rows(reopened)) == {"cosima", "hartwig", "married", "tobias", "rex", "sleeps", "ilse", "brandt", "oskar"}
+    reopened.close()
+
+
+def test_closing_a_memory_stops_its_vocabulary_build(tmp_path, caplog):
+    path = tmp_path / "old.db"
+    from_before_the_vocabulary(path, [f"Word{i} sits alone." for i in range(3000)])
+    embedding = threading.Event()
+
+    class Slow(HashEmbedder):
+        def embed(self, texts):
+            if "alone" in texts:  # the build's first batch of words
+                embedding.set()
+                time.sleep(0.2)
+            return super().embed(texts)
+
+    reopened = Memory(path, Slow())
+    assert embedding.wait(10)
+    reopened.close()  # mid-build: it stops at its next batch and writes nothing to a closed connection
+    assert not reopened._builder.is_alive()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    again = Memory(path, HashEmbedder())  # and the next open builds it
+    assert again.wait_for_vocabulary(30)
+    assert len(vocabulary_rows(again)) == 3002
+    again.close()
 
 
 def test_an_expansion_word_too_many_facts_hold_is_left_out(memory, monkeypatch):
