@@ -83,15 +83,19 @@ async def read_json(request: Request) -> dict:
     return data
 
 
+# A whole number in a query string: int() alone would also take "1_000" and full-width digits.
+WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
 def int_param(value, name: str, default: int, low: int, high: int) -> int:
     if value is None or value == "":
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    # JSON's 5.0 is a whole number too (JSON Schema's "integer"; the Worker's JSON.parse cannot tell them apart).
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and WHOLE.fullmatch(value)):
         raise InvalidInput(f"{name} must be a whole number")
-    try:
-        n = int(value)
-    except ValueError:
-        raise InvalidInput(f"{name} must be a whole number") from None
+    n = int(value)
     if not low <= n <= high:
         raise InvalidInput(f"{name} must be between {low} and {high}")
     return n

@@ -180,6 +180,8 @@ def clean_time(value: object, name: str) -> str | None:
 def clean_id(value: object) -> int | None:
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer() and value < 2**53:  # JSON's 5.0, as the Worker reads it
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
         raise InvalidInput("id must be a positive whole number")
     return value

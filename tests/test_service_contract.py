@@ -164,6 +164,8 @@ def test_list_facts_pages_newest_first(api):
     assert api.get("/facts", params={"q": "SAFARI", "source": "paging"}).json()["total"] == 5
     assert_error(api.get("/facts", params={"limit": 101}), 422)
     assert_error(api.get("/facts", params={"limit": "ten"}), 422)
+    assert_error(api.get("/facts", params={"limit": "1_0"}), 422)  # Python's int() would take it
+    assert_error(api.get("/facts", params={"limit": "１０"}), 422)  # full-width digits, likewise
     assert_error(api.get("/facts", params={"type": "opinion"}), 422)
     assert_error(api.get("/facts", params={"cursor": "nope"}), 422)
 
@@ -182,6 +184,7 @@ def test_a_query_term_brings_in_the_memorys_own_close_words(api):
     assert top["fact"]["id"] == married and top["kw_rank"] == 1
     why = api.post("/explain", json={"query": "who is cosima's spouse", "id": married}).json()
     assert why["expansions"] == body["expansions"] and why["fused_rank"] == 1 and why["score"] == pytest.approx(top["score"])
+    assert api.post("/explain", json={"query": "who is cosima's spouse", "id": float(married)}).json() == why
     off = api.post("/recall", json={"query": "who is cosima's spouse", "debug": True, "fusion": {"expand": 0}}).json()
     assert off["expansions"] == [] and "married" not in off["match"]
     assert_error(api.post("/recall", json={"query": "x", "fusion": {"expand": 2}}), 422)
@@ -224,6 +227,9 @@ def test_recall_limit_type_and_fusion_settings(api):
     add(api, "Book tables for 7 pm.", type="skill")
     body = api.post("/recall", json={"query": "tables", "type": "skill", "limit": 1}).json()
     assert len(body["results"]) == 1 and body["results"][0]["fact"]["type"] == "skill"
+    # 1.0 is a whole number in JSON (JSON Schema's "integer"): both memories take it, not 1.5.
+    assert len(api.post("/recall", json={"query": "tables", "limit": 1.0}).json()["results"]) == 1
+    assert_error(api.post("/recall", json={"query": "tables", "limit": 1.5}), 422)
     body = api.post("/recall", json={"query": "tables", "debug": True,
                                      "fusion": {"preset": "seed", "k": 10, "depth": 5}}).json()
     assert body["fusion"]["k"] == 10 and len(body["vec"]) <= 5
