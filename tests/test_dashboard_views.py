@@ -1,10 +1,13 @@
 """Views against a memory on httpx.MockTransport: what the owner sees when the service misbehaves."""
 
 import json
+from datetime import UTC, datetime
 
 import httpx
 import pytest
-from django.urls import reverse
+from django.template import Context, Template
+from django.urls import reverse, set_script_prefix
+from django.utils import timezone
 
 from tests.fake_memory import FakeMemory, edit_conflict, fact
 
@@ -151,3 +154,20 @@ def test_a_memory_with_only_the_base_contract_still_works(owner_client, mock_mem
     assert detail.status_code == 200 and "does not list neighbours" in detail.content.decode()
     dups = owner_client.get(reverse("duplicates"))
     assert dups.status_code == 200 and "<svg" not in dups.content.decode()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_the_facts_rows_cheap_dates_and_links_say_what_the_django_ones_say(rf, settings, zone):
+    settings.TIME_ZONE = zone
+    both = Template("{% load desk %}{{ t|iso }} {{ t|minute }} {% fact_url 'fact_edit' 7 %} {% fact_url 'fact_edit' 42 %}"
+                    "|{{ t|date:'c' }} {{ t|date:'Y-m-d H:i' }} {% url 'fact_edit' 7 %} {% url 'fact_edit' 42 %}")
+    set_script_prefix("/m/987654321/")  # the memory switch's prefix, holding the stand-in's digits
+    try:
+        with timezone.override(zone):
+            for t in (datetime(2026, 3, 29, 0, 30, 5, 123456, tzinfo=UTC), datetime(2026, 12, 1, 23, 59, tzinfo=UTC), None):
+                context = Context({"t": t})
+                context.request = rf.get("/")  # as a RequestContext carries it
+                cheap, django = both.render(context).split("|")
+                assert cheap == django
+    finally:
+        set_script_prefix("/")

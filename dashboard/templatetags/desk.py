@@ -1,6 +1,7 @@
 import re
 
 from django import template
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -31,3 +32,33 @@ def depth_rank(rank: int | None, depth: int = 30) -> str:
     if rank is None:
         return "not matched"
     return f"#{rank}" if rank <= depth else f"#{rank} (not in the top {depth})"
+
+
+# The facts page has five links and four dates a row, 50 rows a page: {% url %} and the date
+# filter there were a third of its server time (11 of 31 ms). These give the same text for less.
+STAND_IN = 987654321  # reversed in place of an id, then replaced by the row's own
+
+
+@register.simple_tag(takes_context=True)
+def fact_url(context, name: str, fact_id: int) -> str:
+    """{% url name fact_id %} for one of a fact's own pages (fact_detail, fact_edit, ...): each
+    name is reversed once a request with a stand-in id, and each row puts its own id in. Once a
+    request, not once a process: the script prefix, which names the memory, is the request's."""
+    urls = context.request.__dict__.setdefault("fact_urls", {})
+    if name not in urls:
+        head, _, tail = reverse(name, args=[STAND_IN]).rpartition(str(STAND_IN))
+        urls[name] = head, tail
+    head, tail = urls[name]
+    return f"{head}{fact_id:d}{tail}"
+
+
+@register.filter(expects_localtime=True)
+def iso(when) -> str:
+    """date:'c': the instant in ISO 8601, in the current time zone, for <time datetime>."""
+    return when.isoformat() if when else ""
+
+
+@register.filter(expects_localtime=True)
+def minute(when) -> str:
+    """date:'Y-m-d H:i'."""
+    return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:{when.minute:02d}" if when else ""
