@@ -36,6 +36,7 @@ CANDIDATES = {
     "default + phrases": replace(DEFAULT, phrases=True),
     "default + alias_self": replace(DEFAULT, alias_self=True),
     "default - expansion": replace(DEFAULT, expand=0.0),
+    "default - rerank": replace(DEFAULT, rerank=0),
     "default - info (ratio)": replace(DEFAULT, method="ratio"),
     "default - info (rrf)": replace(DEFAULT, method="rrf"),
 }

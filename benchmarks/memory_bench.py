@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -60,17 +61,27 @@ def rss_mb(pid: int | None = None) -> float:
     return float("nan")
 
 
-def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str) -> None:
+def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str, rerank: list[str] = ()) -> None:
     """The least any hybrid recall must do: embed the query (and, in the same call, the terms it
     expands that the memory's words do not already hold), a bare FTS5 top 30 of the same MATCH recall
-    runs (`match`, expansions included), a bare matrix top 30."""
+    runs (`match`, expansions included), a bare matrix top 30, and for a recall that reranks, the
+    rerank's own model call (`rerank`: the texts it embeds)."""
     lacking = [t for t in memory.fusion.expandable_terms(query) if t not in memory.vocab.known]
     q = embedder.embed([query, *lacking])[0]
+    if rerank:
+        embedder.embed(list(rerank))
     if match:
         memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall()
     for part in memory.vectors.parts.values():  # the whole matrix, as one bare product
         if part.n > 30:
             np.argpartition(-(part.m @ q), 29)[:30]
+
+
+def plans(memory: Memory, queries: list[str]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each query's MATCH and the texts its rerank embeds (none when it does not rerank)."""
+    debug = {q: memory.recall(q, debug=True) for q in queries}
+    rerank = {q: [d["rerank"]["query"], *(f["text"] for f in d["rerank"]["facts"])] if d["rerank"] else [] for q, d in debug.items()}
+    return {q: d["match"] for q, d in debug.items()}, rerank
 
 
 def start_time(db: Path, embedder: MiniLM, query: str) -> float:
@@ -123,11 +134,11 @@ def million(db: Path, embedder: MiniLM, queries: list[str], total: int = 1_000_0
     memory = Memory(db, embedder)
     for q in queries[:10]:
         memory.recall(q)
-    matches = {q: memory.recall(q, debug=True)["match"] for q in queries}
+    matches, reranks = plans(memory, queries)
     engine, floor = [], []
     for q in queries:
         engine.append(timed(memory.recall, q))
-        floor.append(timed(floor_query, memory, embedder, q, matches[q]))
+        floor.append(timed(floor_query, memory, embedder, q, matches[q], reranks[q]))
     row = {
         "facts": memory.count(),
         "engine recall p50 ms": pct(engine, 50), "engine recall p95 ms": pct(engine, 95),
@@ -177,12 +188,13 @@ def main() -> None:
 
         for q in queries[:10]:  # warm caches
             memory.recall(q)
-        matches = {q: memory.recall(q, debug=True)["match"] for q in queries}
+        matches, reranks = plans(memory, queries)
         # Interleaved, so a change in the machine's load touches both alike.
-        engine, floor = [], []
+        engine, floor, unranked = [], [], []
         for q in queries:
             engine.append(timed(memory.recall, q))
-            floor.append(timed(floor_query, memory, embedder, q, matches[q]))
+            floor.append(timed(floor_query, memory, embedder, q, matches[q], reranks[q]))
+            unranked.append(timed(memory.recall, q, fusion=replace(memory.fusion, rerank=0)))
         writes = [timed(memory.add, f["text"], f["type"], f["source"]) for f in extra[:100]]
         for f in extra[:100]:  # keep the size steady for the next step
             found = memory.list(q=f["text"], limit=1)[0]
@@ -228,6 +240,7 @@ def main() -> None:
             "engine recall p50 ms": pct(engine, 50), "engine recall p95 ms": pct(engine, 95),
             "floor p50 ms": pct(floor, 50),
             "engine/floor p50": statistics.median(engine) / statistics.median(floor),
+            "engine recall without rerank p50 ms": pct(unranked, 50),
             "http recall p50 ms": pct(http, 50), "http recall p95 ms": pct(http, 95),
             "write p50 ms": pct(writes, 50),
             "duplicates s": dup_time, "http duplicates s": http_dup,

@@ -121,7 +121,7 @@ class Hit:
     vec_rank: int | None
     bm25: float | None = None
     cosine: float | None = None
-    parts: dict | None = None  # {"kw", "vec"}: what each list added to the score
+    parts: dict | None = None  # {"kw", "vec", "rerank"}: what each list (and the rerank) added to the score
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,8 @@ class Recall:
     fusion: dict = field(default_factory=dict)
     information: float | None = None  # method "info": what the keyword list's BM25 is divided by
     terms: list[dict] = field(default_factory=list)  # method "info": {"term", "facts", "idf"} each
+    expansions: list[dict] = field(default_factory=list)  # {"word", "term", "cosine"}: words OR-ed into the keyword query
+    rerank: dict | None = None  # {"shared", "query", "facts"}: the fused top ranked again without the words it shares
 
 
 @dataclass(frozen=True)
@@ -303,6 +305,8 @@ class MemoryClient:
                 fusion=b.get("fusion") or {},
                 information=b.get("information"),
                 terms=b.get("terms") or [],
+                expansions=b.get("expansions") or [],
+                rerank=b.get("rerank"),
             )
 
         return self._parse(parse, body)

@@ -69,6 +69,8 @@ FUSION = obj(
         "alias_self": {"type": "boolean"},
         "expand": {"type": "number", "minimum": 0, "maximum": 1,
                    "description": "the cosine a vocabulary word needs with a query term to join the keyword query; 0 is off"},
+        "rerank": {"type": "integer", "minimum": 0, "maximum": 20,
+                   "description": "how many of the fused top are ranked again without the query words they share; 0 is off"},
     },
     required=[],
     extra=False,
@@ -79,7 +81,7 @@ EXPANSIONS = {"type": "array", "description": "vocabulary words OR-ed into the k
 HIT = obj({
     "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
-    "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}}),
+    "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "rerank": {"type": "number"}}),
 })
 RECALL = obj(
     {
@@ -99,6 +101,12 @@ RECALL = obj(
                   "items": obj({"term": {"type": "string"}, "facts": {"type": "integer"}, "idf": {"type": "number"},
                                 "from": {"type": "string"}}, required=["term", "facts", "idf"])},
         "expansions": EXPANSIONS,
+        "rerank": {"oneOf": [{"type": "null"}, obj({
+            "shared": {"type": "array", "items": {"type": "string"}, "description": "the query terms the top facts share"},
+            "query": {"type": "string", "description": "the query without them, as embedded"},
+            "facts": {"type": "array", "items": obj({"id": {"type": "integer"}, "text": {"type": "string"},
+                                                     "cosine": {"type": "number"}})},
+        })], "description": "what reranking the fused top did; null when it did nothing"},
         "fusion": FUSION,
         "timing": obj({"rank_ms": {"type": "number", "description": "ranking and reading the rows, without the embedding"}}),
     },
@@ -245,7 +253,8 @@ def openapi_document() -> dict:
                     "matched_terms": {"type": "array", "items": {"type": "string"}},
                     "bm25": NULLABLE_NUM, "kw_rank": NULLABLE_INT, "cosine": NULLABLE_NUM, "vec_rank": NULLABLE_INT,
                     "depth": {"type": "integer"}, "kw_contribution": {"type": "number"},
-                    "vec_contribution": {"type": "number"}, "score": {"type": "number"},
+                    "vec_contribution": {"type": "number"}, "rerank_contribution": {"type": "number"},
+                    "score": {"type": "number"},
                     "information": NULLABLE_NUM, "expansions": EXPANSIONS, "fused_rank": NULLABLE_INT, "fusion": FUSION,
                     "warning": {"type": "string"},
                 }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),

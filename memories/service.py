@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 256 * 1024  # a 32,000-character query of 4-byte characters, JSON-escaped, fits
 MAX_LIMIT = 100
+MAX_RERANK = 20  # facts a recall embeds again: each is model time
 MAX_BATCH = 100  # facts a POST /facts/batch takes: what a Durable Object binds in one statement
 PUBLIC_PATHS = {"/health", "/openapi.json"}  # neither carries fact text
 MEMORY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's (worker/src/index.ts); never a "/"
@@ -129,7 +130,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         return default
     if not isinstance(raw, dict):
         raise InvalidInput("fusion must be an object")
-    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "expand"}
+    unknown = set(raw) - {"preset", "k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "expand", "rerank"}
     if unknown:
         # backslashreplace: a name with a lone surrogate in the message would make the response fail
         names = ", ".join(sorted(unknown)).encode("utf-8", "backslashreplace").decode()
@@ -145,6 +146,7 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
         method=choice_param(raw.get("method"), "fusion.method", default.method, METHODS),
         alias_self=bool_param(raw.get("alias_self"), "fusion.alias_self", default.alias_self),
         expand=float_param(raw.get("expand"), "fusion.expand", default.expand, 0, 1),
+        rerank=int_param(raw.get("rerank"), "fusion.rerank", default.rerank, 0, MAX_RERANK),
     )
 
 

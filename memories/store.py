@@ -40,7 +40,8 @@ from .embeddings import Embedder, ModelUnavailable
 from .migrations import migrate, transaction
 from .pairs import MARGIN, Pairs, top
 from .dedup import distinct
-from .recall import DEFAULT, Fusion, expand, expansion_kept, fuse, idf, information, quote, terms, via
+from .recall import (DEFAULT, Fused, Fusion, expand, expansion_kept, fuse, idf, information, quote, rerank, rerank_plan,
+                     terms, via)
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary, words_of
 
@@ -877,6 +878,23 @@ class Memory:
         expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
         return fusion.match(query, [e["word"] for e in expansions]), expansions
 
+    def _rerank(self, query: str, fused: list[Fused], fusion: Fusion, facts: dict[int, Fact]) -> tuple[list[Fused], dict | None]:
+        """recall.rerank over the fused top `fusion.rerank`, and what it did (None when nothing).
+        Outside the lock: a model call, over rows already read. The model failing leaves the order."""
+        head = fused[: fusion.rerank]
+        plan = rerank_plan(query, [facts[h.id].text for h in head], fusion.alias_self) if self.embedder else None
+        if plan is None:
+            return fused, None
+        try:
+            qvec, *vectors = self.embedder.embed([plan.query, *plan.facts])
+        except Exception:
+            log.exception("reranking failed; the fused order stands")
+            return fused, None
+        cosines = [float(v @ qvec) for v in vectors]
+        done = {"shared": plan.shared, "query": plan.query,
+                "facts": [{"id": h.id, "text": t, "cosine": c} for h, t, c in zip(head, plan.facts, cosines)]}
+        return rerank(head, cosines) + fused[len(head):], done
+
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
                fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
         """Hybrid recall, or `mode` "keyword" / "vector" for one list alone. A mode that needs the
@@ -892,7 +910,7 @@ class Memory:
             started = time.perf_counter()
             match, expansions = self._plan(query, term_vectors, fusion, mode)
             kw, vec, fused, counts, info = self._rank(query, match, expansions, qvec, type, fusion, mode)
-            fused = fused[:limit]
+            fused = fused[: max(limit, fusion.rerank if mode == "hybrid" else 0)]
             wanted = {h.id for h in fused}
             if debug:
                 wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
@@ -900,6 +918,8 @@ class Memory:
             # Under the same lock as the ranking: a delete in between would leave a ranked id with no row.
             facts = self._get_many(wanted)
             rank_ms = (time.perf_counter() - started) * 1000
+        fused, reranked = self._rerank(query, fused, fusion, facts) if mode == "hybrid" else (fused, None)
+        fused = fused[:limit]
         bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
@@ -912,7 +932,7 @@ class Memory:
                     "vec_rank": h.vec_rank,
                     "bm25": bm25.get(h.id),
                     "cosine": cosine.get(h.id),
-                    "parts": {"kw": h.kw_part, "vec": h.vec_part},
+                    "parts": {"kw": h.kw_part, "vec": h.vec_part, "rerank": h.rerank_part},
                 }
                 for h in fused
             ],
@@ -928,6 +948,7 @@ class Memory:
             out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
             out["match"] = match
             out["expansions"] = [{k: e[k] for k in ("word", "term", "cosine")} for e in expansions]
+            out["rerank"] = reranked
             out["information"] = info
             out["terms"] = counts
             out["fusion"] = asdict(fusion)
@@ -973,9 +994,12 @@ class Memory:
             vec_rank, cosine = self.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
             # Its parts of the fused score come from the ranking recall uses, so the two agree.
             _, _, fused, _, info = self._rank(query, match, expansions, qvec, type, fusion)
+            top = self._get_many(h.id for h in fused[: fusion.rerank]) if qvec is not None else {}
+        if qvec is not None:
+            fused, _ = self._rerank(query, fused, fusion, top)
         query_terms = set(self.tokens(" ".join(match_terms(match))))
         fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
-        parts = {"kw": hit.kw_part, "vec": hit.vec_part} if hit else {"kw": 0.0, "vec": 0.0}
+        parts = {"kw": hit.kw_part, "vec": hit.vec_part, "rerank": hit.rerank_part} if hit else {"kw": 0.0, "vec": 0.0, "rerank": 0.0}
         result = {
             "fact": fact.to_dict(),
             "match": match,
@@ -989,7 +1013,8 @@ class Memory:
             "depth": fusion.depth,
             "kw_contribution": parts["kw"],
             "vec_contribution": parts["vec"],
-            "score": parts["kw"] + parts["vec"],
+            "rerank_contribution": parts["rerank"],
+            "score": parts["kw"] + parts["vec"] + parts["rerank"],
             "information": info,
             "expansions": [{k: e[k] for k in ("word", "term", "cosine")} for e in expansions],
             "fused_rank": fused_rank,

@@ -134,6 +134,18 @@ def test_the_debugger_says_how_much_a_keyword_match_is_worth(owner_client, live_
     info = re.search(r'id="pin-info">([^<]*)<', html).group(1)
     assert info.startswith("BM25 ") and "words many facts contain add almost nothing" in info
 
+def test_the_debugger_shows_the_expansion_and_the_rerank(owner_client, live_memory):
+    for text in ("Cosima Jaramillo works as a glazier.", "Cosima Jaramillo is Freya Jaramillo's sister.",
+                 "Cosima Jaramillo is married to Tobias Varga."):
+        add(owner_client, text)
+    married = fact_id(owner_client.get(reverse("facts"), {"q": "Tobias"}).content.decode())
+    html = owner_client.get(reverse("recall"), {"q": "who is cosima jaramillo's spouse", "pin": married}).content.decode()
+    assert re.search(r'<code>spouse</code> → <code class="term">married</code>', html)  # expansion, from the client
+    rerank = re.search(r'<span id="rerank">(.*?)</span>', html, re.S).group(1)
+    assert '<code class="term">cosima</code>, <code class="term">jaramillo</code>' in rerank
+    assert "· rerank +" in html and re.search(r'id="pin-rerank">[^<]*adds 0\.\d+', html)
+
+
 def test_a_pinned_fact_outside_the_lists_says_so_with_its_cosine(owner_client, live_memory):
     far = fact_id(add(owner_client, "The boiler was serviced in March.").content.decode())
     html = owner_client.get(reverse("recall"), {"q": "Anna sister", "pin": far, "type": "skill"}).content.decode()

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import (DEFAULT, SEED, Fusion, expand, fuse, idf, information, match_expression, phrases, terms, via,
-                             vocabulary_words)
+from memories.recall import (DEFAULT, SEED, Fused, Fusion, expand, fuse, idf, information, match_expression, phrases, rerank,
+                             rerank_plan, terms, via, vocabulary_words, without)
 from memories.store import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
@@ -147,7 +147,7 @@ def test_idf_is_fts5s_and_a_common_term_carries_almost_nothing():
 
 def test_presets():
     assert SEED == Fusion() and SEED.method == "rrf" and SEED.k == 60 and SEED.depth == 30
-    assert DEFAULT == Fusion(method="info", expand=0.65) and not DEFAULT.phrases and not DEFAULT.alias_self
+    assert DEFAULT == Fusion(method="info", expand=0.65, rerank=5) and not DEFAULT.phrases and not DEFAULT.alias_self
     assert DEFAULT.terms("Who is my sister?") == ["sister"] and SEED.terms("Who is my sister?") == []
     assert DEFAULT.terms("Who is my sister?", ["sibling"]) == ["sister", "sibling"]
     assert DEFAULT.expandable_terms("Is Jo's GP in 2026 my sister?") == ["sister"] and SEED.expandable_terms("my sister") == []
@@ -168,3 +168,36 @@ def test_expansion_takes_each_terms_closest_words_over_the_bar_once():
 @pytest.mark.parametrize("kw,vec,expected", [(1, 2, "both"), (1, None, "kw"), (None, 4, "vec")])
 def test_via(kw, vec, expected):
     assert via(kw, vec) == expected
+
+
+COSIMA = ["Cosima Jaramillo works as a glazier.", "Cosima Jaramillo is Freya Jaramillo's sister.",
+          "Cosima Jaramillo reports to Ulla Pereira."]
+
+
+def test_the_rerank_takes_out_the_query_words_the_top_shares():
+    plan = rerank_plan("who is Cosima JARAMILLO's boss", COSIMA)
+    assert plan.shared == ["cosima", "jaramillo"]  # both in all three; "boss" in none
+    assert plan.query == "who is  's boss"
+    assert plan.facts == ["works as a glazier.", "is Freya 's sister.", "reports to Ulla Pereira."]
+    # A word one fact holds is not shared; nor is a stop word or a word of two letters.
+    assert rerank_plan("who is freya", COSIMA) is None
+    assert without("Jo's JO-jo", {"jo"}) == "'s -"
+
+
+@pytest.mark.parametrize("query,texts", [
+    ("who is cosima's boss", COSIMA[:1]),  # one fact: nothing to tell apart
+    ("cosima jaramillo", COSIMA),  # nothing left of the query
+    ("what does the glazier do", COSIMA),  # no shared word
+])
+def test_the_rerank_does_nothing_when_there_is_nothing_to_compare(query, texts):
+    assert rerank_plan(query, texts) is None
+
+
+def test_the_rerank_adds_half_each_facts_cosine_over_the_best_and_sorts_the_top_again():
+    head = [Fused(1, 1, 1, 0.9, 1.0), Fused(2, 2, 2, 0.8, 0.95), Fused(3, 3, 3, 0.7, 0.9)]
+    done = rerank(head, [0.2, 0.3, 0.6])
+    assert [h.id for h in done] == [3, 1, 2]
+    assert [round(h.rerank_part, 6) for h in done] == [0.5, round(0.5 * 0.2 / 0.6, 6), 0.25]
+    assert done[0].score == pytest.approx(0.7 + 0.9 + 0.5)
+    # No cosine above 0: nothing to share out, the order stands.
+    assert [h.id for h in rerank([Fused(1, 1, 1, 1.0, 1.0), Fused(2, 2, 2, 0.0, 0.5)], [-0.1, 0.0])] == [1, 2]

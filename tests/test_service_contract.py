@@ -170,6 +170,29 @@ def test_list_facts_pages_newest_first(api):
     assert_error(api.get("/facts", params={"cursor": "nope"}), 422)
 
 
+def test_recall_reranks_its_top_without_the_words_the_top_shares(api):
+    for text in ("Ines Okafor works as a glazier.", "Ines Okafor is Freya Okafor's sister.", "Ines Okafor reports to Ulla Berg."):
+        add(api, text)
+    body = api.post("/recall", json={"query": "who is ines okafor's boss", "debug": True}).json()
+    assert body["fusion"]["rerank"] == 5
+    assert body["rerank"]["shared"] == ["ines", "okafor"] and body["rerank"]["query"] == "who is  's boss"
+    reranked = {f["id"]: f for f in body["rerank"]["facts"]}
+    assert reranked and all(f["text"] and "Okafor" not in f["text"] for f in reranked.values())
+    for hit in body["results"]:
+        assert hit["score"] == pytest.approx(hit["parts"]["kw"] + hit["parts"]["vec"] + hit["parts"]["rerank"])
+        assert (hit["parts"]["rerank"] != 0) == (hit["fact"]["id"] in reranked)
+    best = max(f["cosine"] for f in reranked.values())
+    assert max(h["parts"]["rerank"] for h in body["results"]) == pytest.approx(0.5)
+    assert all(h["parts"]["rerank"] == pytest.approx(0.5 * reranked[h["fact"]["id"]]["cosine"] / best)
+               for h in body["results"] if h["fact"]["id"] in reranked)
+    why = api.post("/explain", json={"query": "who is ines okafor's boss", "id": body["results"][0]["fact"]["id"]}).json()
+    assert why["fused_rank"] == 1 and why["rerank_contribution"] == pytest.approx(body["results"][0]["parts"]["rerank"])
+    off = api.post("/recall", json={"query": "who is ines okafor's boss", "debug": True, "fusion": {"rerank": 0}}).json()
+    assert off["rerank"] is None and all(h["parts"]["rerank"] == 0 for h in off["results"])
+    assert api.post("/recall", json={"query": "who is ines okafor's boss", "debug": True, "mode": "vector"}).json()["rerank"] is None
+    assert_error(api.post("/recall", json={"query": "x", "fusion": {"rerank": 21}}), 422)
+
+
 def test_a_query_term_brings_in_the_memorys_own_close_words(api):
     married = add(api, "Cosima Hartwig is married to Tobias Varga.")["id"]
     for text in ("Cosima Hartwig works at Corvid Analytics.", "Cosima Hartwig lives in Graz.",
@@ -199,7 +222,7 @@ def test_recall_tags_hits_and_returns_debug_lists(api):
     assert top["fact"]["id"] == sister and top["via"] == "both" and top["kw_rank"] == 1 and top["vec_rank"] == 1
     assert body["match"] == '"anna" OR "sister"'
     assert body["fusion"] == {"k": 60, "depth": 30, "kw_weight": 1.0, "vec_weight": 1.0, "phrases": False,
-                              "method": "rrf", "alias_self": False, "expand": 0.0}
+                              "method": "rrf", "alias_self": False, "expand": 0.0, "rerank": 0}
     assert {"fact", "rank", "bm25"} <= set(body["kw"][0]) and {"fact", "rank", "cosine"} <= set(body["vec"][0])
     for hit in body["results"]:
         expected = sum(1 / (60 + r) for r in (hit["kw_rank"], hit["vec_rank"]) if r)

@@ -620,3 +620,36 @@ def test_an_expansion_word_no_fact_holds_is_left_out(memory):
     body = memory.recall("who is cosima's spouse", debug=True)
     words = [e["word"] for e in body["expansions"]]
     assert "married" in words and "husband" not in words and '"husband"' not in body["match"]
+
+
+def test_recall_reranks_the_top_in_one_more_model_call_and_keeps_the_order_if_the_model_fails(tmp_path, caplog):
+    class Recording(HashEmbedder):
+        fail = False
+
+        def embed(self, texts):
+            self.seen = [*getattr(self, "seen", []), list(texts)]
+            if self.fail and "reports to Ulla Pereira." in texts:
+                raise RuntimeError("model exploded")
+            return super().embed(texts)
+
+    m = Memory(tmp_path / "m.db", Recording())
+    m.add_many([{"text": t} for t in ("Cosima Jaramillo works as a glazier.", "Cosima Jaramillo reports to Ulla Pereira.",
+                                      "Cosima Jaramillo is Freya Jaramillo's sister.")])
+    m.embedder.seen = []
+    body = m.recall("who is cosima jaramillo's boss", debug=True, limit=1)
+    assert len(body["results"]) == 1  # the top 5 reranked, then cut to the limit
+    assert body["rerank"]["shared"] == ["cosima", "jaramillo"] and body["rerank"]["query"] == "who is  's boss"
+    assert m.embedder.seen[-1] == ["who is  's boss", *[f["text"] for f in body["rerank"]["facts"]]]
+    assert len(m.embedder.seen) == 2  # the query's call, then the rerank's
+    hit = body["results"][0]
+    assert hit["score"] == pytest.approx(sum(hit["parts"].values())) and hit["parts"]["rerank"] > 0
+    why = m.explain("who is cosima jaramillo's boss", hit["fact"]["id"])
+    assert why["fused_rank"] == 1 and why["rerank_contribution"] == pytest.approx(hit["parts"]["rerank"])
+
+    off = m.recall("who is cosima jaramillo's boss", debug=True, fusion=replace(DEFAULT, rerank=0))
+    assert off["rerank"] is None and all(h["parts"]["rerank"] == 0 for h in off["results"])
+    m.embedder.fail = True
+    failed = m.recall("who is cosima jaramillo's boss", debug=True)
+    assert failed["rerank"] is None and [h["fact"]["id"] for h in failed["results"]] == [h["fact"]["id"] for h in off["results"]]
+    assert "reranking failed" in caplog.text
+    m.close()

@@ -44,7 +44,8 @@ def contributions(hit, fusion: dict) -> dict:
     """What each list added to a hit's score: as the service reports it, or (for a service that
     does not) reciprocal rank fusion's weight / (k + rank)."""
     if hit.parts:
-        return {"kw_part": hit.parts.get("kw", 0.0), "vec_part": hit.parts.get("vec", 0.0)}
+        return {"kw_part": hit.parts.get("kw", 0.0), "vec_part": hit.parts.get("vec", 0.0),
+                "rerank_part": hit.parts.get("rerank", 0.0)}
     k = fusion.get("k", 60)
     return {
         "kw_part": fusion.get("kw_weight", 1.0) / (k + hit.kw_rank) if hit.kw_rank else 0.0,

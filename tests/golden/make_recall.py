@@ -11,7 +11,8 @@ from pathlib import Path
 
 from memories.dedup import distinct
 from memories.store import text_key
-from memories.recall import DEFAULT, SEED, expand, expansion_kept, fuse, information, match_expression, terms, vocabulary_words
+from memories.recall import (DEFAULT, SEED, Fused, expand, expansion_kept, fuse, information, match_expression, rerank,
+                             rerank_plan, terms, vocabulary_words)
 
 QUERIES = [
     "Who is my sister?", "Who is Anna's sister?", "What does Mara do for work?", "where is my accountant's office",
@@ -72,6 +73,41 @@ def expand_cases() -> list[dict]:
     return cases
 
 
+def rerank_plan_cases() -> list[dict]:
+    """Shared words by token, in any case, possessives, letters outside ASCII, and each way to do nothing."""
+    cosima = ["Cosima Jaramillo works as a glazier.", "Cosima Jaramillo is Freya Jaramillo's sister.",
+              "COSIMA's wife is Sigrid Dahlberg.", "Cosima Jaramillo reports to Ulla Pereira.", "Rex sleeps."]
+    cases = [
+        ("who is Cosima Jaramillo's boss", cosima), ("cosima?", cosima), ("who is rex", cosima),
+        ("who is cosima's boss", cosima[:1]), ("who is cosima's boss", []), ("my sister's dog", [
+            "The owner's sister is Priya.", "Priya's dog is Rex.", "The owner's dog is Bo."]),
+        ("Ünsal in München", ["Ünsal lives in München.", "ünsal works in MÜNCHEN-Pasing.", "Ünsal was born in Bonn."]),
+        ("the the of", cosima), ("ice cream", ["I like ice cream.", "Ice is cold; cream is not.", "ICE-CREAM!"]),
+    ]
+    out = []
+    for query, texts in cases:
+        for alias_self in (False, True):
+            plan = rerank_plan(query, texts, alias_self)
+            out.append({"query": query, "texts": texts, "alias_self": alias_self,
+                        "plan": None if plan is None else {"shared": plan.shared, "query": plan.query, "facts": plan.facts}})
+    return out
+
+
+def rerank_cases() -> list[dict]:
+    """The fused top given each fact's cosine: ties, a fact that loses, cosines at or below 0."""
+    rng = random.Random(13)
+    cases = []
+    for cosines in ([0.9, 0.2, 0.5, 0.95, 0.1], [0.3, 0.3, 0.3], [-0.1, -0.5], [0.0, 0.0], [0.5, -0.2, 0.4, 0.45]):
+        head = [Fused(i + 1, rng.choice([None, i + 1]), i + 2, round(rng.uniform(0, 1), 6), round(1 - i * 0.1, 6))
+                for i in range(len(cosines))]
+        given = [{"id": h.id, "kw_rank": h.kw_rank, "vec_rank": h.vec_rank, "kw_part": h.kw_part, "vec_part": h.vec_part}
+                 for h in head]
+        done = rerank(head, cosines)
+        cases.append({"head": given, "cosines": cosines,
+                      "reranked": [{"id": h.id, "rerank_part": h.rerank_part} for h in done]})
+    return cases
+
+
 def build() -> dict:
     return {
         "match": [{"query": q, "phrases": p, "alias_self": a, "match": match_expression(q, p, a)}
@@ -84,6 +120,8 @@ def build() -> dict:
         "information": [{"rows": rows, "having": having, "information": information(rows, having)}
                         for rows, having in [(0, []), (1, [0]), (1, [1]), (20, [0, 3, 12, 20]), (1000000, [1, 999999, 500000])]],
         "fuse": fuse_cases(),
+        "rerank_plan": rerank_plan_cases(),
+        "rerank": rerank_cases(),
         "text": [{"text": t, "strip": t.strip(), "key": text_key(t)} for t in TEXTS],
         "distinct": [{"a": a, "b": b, "reason": distinct(a, b)} for a, b in [*PAIRS["same"], *PAIRS["distinct"], *EDGE_PAIRS]],
     }

@@ -15,18 +15,19 @@ import {
   tooLarge, wellFormed,
 } from "./http";
 import {
-  DEFAULT, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, idf, information, infoTerms, match as matchOf,
-  matchTerms, quote, score, terms, via, vocabularyWords,
+  DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, idf, information, infoTerms,
+  match as matchOf, matchTerms, quote, rerank, rerankPlan, score, terms, via, vocabularyWords,
 } from "./recall";
 import { migrate } from "./schema";
 import { strip, textKey } from "./text";
-import { type FactType, TYPES, VectorIndex } from "./vectors";
+import { type FactType, TYPES, VectorIndex, dot } from "./vectors";
 import { Vocabulary } from "./vocabulary";
 
 const MAX_TEXT = 8000;
 const MAX_SOURCE = 200;
 const MAX_QUERY = 32_000;
 const MAX_LIMIT = 100;
+const MAX_RERANK = 20;  // facts a recall embeds again: each is model time
 const MAX_BATCH = 100;
 const DEFAULT_THRESHOLD = 0.97;
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
@@ -132,6 +133,14 @@ interface Expansion {
 }
 
 const shown = (expansions: Expansion[]) => expansions.map(({ word, term, cosine }) => ({ word, term, cosine }));
+
+/** What reranking the fused top did (recall's debug "rerank"): the shared words, the query
+ * without them and each reranked fact's text without them with its cosine there. */
+interface Reranked {
+  shared: string[];
+  query: string;
+  facts: { id: number; text: string; cosine: number }[];
+}
 
 export class MemoryObject extends DurableObject<Env> {
   sql: SqlStorage;
@@ -719,6 +728,7 @@ export class MemoryObject extends DurableObject<Env> {
       method: choiceParam(r.method, "fusion.method", base.method, METHODS),
       alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
       expand: floatParam(r.expand, "fusion.expand", base.expand, 0, 1),
+      rerank: intParam(r.rerank, "fusion.rerank", base.rerank, 0, MAX_RERANK),
     };
   }
 
@@ -754,6 +764,27 @@ export class MemoryObject extends DurableObject<Env> {
     return { counts, info: information(rows, having) };
   }
 
+  /** recall.ts `rerank` over the fused top `f.rerank`, and what it did (null when nothing), as
+   * store.py `_rerank`. `facts` holds the top's rows, read before: the model call is the one
+   * await, and after it nothing is read, only reordered. The model failing leaves the order. */
+  private async rerankTop(query: string, fused: Fused[], f: Fusion, facts: Map<number, Fact>): Promise<[Fused[], Reranked | null]> {
+    const head = fused.slice(0, f.rerank);
+    const plan = rerankPlan(query, head.map((h) => facts.get(h.id)!.text), f.alias_self);
+    if (!plan) return [fused, null];
+    let vectors: Float32Array[];
+    try {
+      vectors = await this.embedder.embed([plan.query, ...plan.facts]);  // one call, as the query's
+    } catch (e) {
+      console.error("reranking failed; the fused order stands", e);
+      return [fused, null];
+    }
+    const cosines = vectors.slice(1).map((v) => dot(v, vectors[0]));
+    const done = {
+      shared: plan.shared, query: plan.query, facts: head.map((h, i) => ({ id: h.id, text: plan.facts[i], cosine: cosines[i] })),
+    };
+    return [[...rerank(head, cosines), ...fused.slice(head.length)], done];
+  }
+
   private async recall(data: Record<string, unknown>) {
     const type = optionalStr(data, "type");
     const query = this.checkQuery(data.query, type);
@@ -764,24 +795,30 @@ export class MemoryObject extends DurableObject<Env> {
     let mode = choiceParam(data.mode, "mode", "hybrid", MODES);
     const [qvec, termVectors, warning] = mode === "keyword" ? [null, null, null] : await this.embedQuery(query, f, mode);
     if (!qvec && mode !== "keyword") mode = "keyword";  // the model is down: say so, answer by words
-    // From here on nothing awaits, so the ranking and the rows it names are one consistent view.
+    // From here to the rerank nothing awaits, so the ranking and the rows it names are one
+    // consistent view; the rerank's model call only reorders rows already read.
     const started = performance.now();
     const { match, expansions } = this.plan(query, termVectors, f, mode);
     const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type as FactType | null, f, mode);
-    const fused = all.slice(0, limit);
-    const wanted = new Set(fused.map((h) => h.id));
+    const top = all.slice(0, Math.max(limit, mode === "hybrid" ? f.rerank : 0));
+    const wanted = new Set(top.map((h) => h.id));
     let marked = new Map<number, string>();
     if (debug) {
       for (const [id] of [...kw, ...vec]) wanted.add(id);
       marked = new Map(this.matching(match, kw.map(([id]) => id), true));
     }
     const facts = this.getMany(wanted);
+    // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
+    // between I/O, so there it reads 0; locally it is real).
+    const rankMs = performance.now() - started;
+    const [ranked, reranked] = mode === "hybrid" ? await this.rerankTop(query, top, f, facts) : [top, null];
+    const fused = ranked.slice(0, limit);
     const bm25 = new Map(kw);
     const cosine = new Map(vec);
     const out: Record<string, unknown> = {
       results: fused.map((h) => ({
         fact: facts.get(h.id), score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
-        bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part },
+        bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
       })),
       mode: warning ? "keyword-only" : mode,
     };
@@ -791,12 +828,11 @@ export class MemoryObject extends DurableObject<Env> {
       out.vec = vec.map(([id, s], i) => ({ fact: facts.get(id), rank: i + 1, cosine: s }));
       out.match = match;
       out.expansions = shown(expansions);
+      out.rerank = reranked;
       out.information = info;
       out.terms = counts;
       out.fusion = f;
-      // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
-      // between I/O, so there it reads 0; locally it is real).
-      out.timing = { rank_ms: performance.now() - started };
+      out.timing = { rank_ms: rankMs };
     }
     return out;
   }
@@ -829,16 +865,19 @@ export class MemoryObject extends DurableObject<Env> {
       }
     }
     const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null) : [null, null];
-    const { fused, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f);
+    const { fused: all, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f);
+    // As recall reranks (hybrid): the top's rows read before the model call, nothing after it.
+    const top = qvec ? this.getMany(all.slice(0, f.rerank).map((h) => h.id)) : new Map<number, Fact>();
+    const [fused] = qvec ? await this.rerankTop(query, all, f, top) : [all];
     const at = fused.findIndex((h) => h.id === id);
     const hit = at >= 0 ? fused[at] : null;
-    const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part } : { kw: 0, vec: 0 };
+    const parts = hit ? { kw: hit.kw_part, vec: hit.vec_part, rerank: hit.rerank_part } : { kw: 0, vec: 0, rerank: 0 };
     const out: Record<string, unknown> = {
       fact, match, query_terms: [...queryTerms].sort(), fact_terms: factTerms,
       matched_terms: [...queryTerms].filter((t) => factTerms.includes(t)).sort(),
       bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, depth: f.depth,
-      kw_contribution: parts.kw, vec_contribution: parts.vec,
-      score: parts.kw + parts.vec, information: info, expansions: shown(expansions), fused_rank: hit ? at + 1 : null, fusion: f,
+      kw_contribution: parts.kw, vec_contribution: parts.vec, rerank_contribution: parts.rerank,
+      score: parts.kw + parts.vec + parts.rerank, information: info, expansions: shown(expansions), fused_rank: hit ? at + 1 : null, fusion: f,
     };
     if (warning) out.warning = warning;
     return out;

@@ -1,5 +1,8 @@
-// The pure parts of recall, mirroring memories/recall.py line for line: the FTS5 query builder
-// and the fusions. tests/golden/recall.json holds cases both implementations must agree on.
+// The pure parts of recall, mirroring memories/recall.py line for line: the FTS5 query builder,
+// the fusions and the rerank of the fused top. tests/golden/recall.json holds cases both
+// implementations must agree on.
+
+import { strip } from "./text";
 
 // Words too common to say anything about which fact is meant (the same list as recall.py).
 export const STOP_WORDS = new Set(
@@ -16,6 +19,7 @@ export const STOP_WORDS = new Set(
 // unicode61 splits on anything that is not a letter or a digit; so do we, so each quoted term
 // is one FTS5 token and a quote, `*`, `:` or `NEAR` in user text is only ever text.
 const TOKEN = /[\p{L}\p{N}]+/gu;
+const HAS_TOKEN = /[\p{L}\p{N}]/u;  // TOKEN without the global flag's state, for a test
 const MAX_TERMS = 64;
 const MAX_PHRASES = 16;
 
@@ -127,13 +131,14 @@ export interface Fusion {
   method: (typeof METHODS)[number];
   alias_self: boolean;
   expand: number;  // the cosine a vocabulary word needs with a query term to join the query; 0 is off
+  rerank: number;  // how many of the fused top are ranked again without the words they share; 0 is off
 }
 
 export const SEED: Fusion = {
-  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false, expand: 0,
+  k: 60, depth: 30, kw_weight: 1.0, vec_weight: 1.0, phrases: false, method: "rrf", alias_self: false, expand: 0, rerank: 0,
 };
 // The default chosen on evaluation sets written before it (recall.py's DEFAULT).
-export const DEFAULT: Fusion = { ...SEED, method: "info", expand: 0.65 };
+export const DEFAULT: Fusion = { ...SEED, method: "info", expand: 0.65, rerank: 5 };
 export const PRESETS: Record<string, Fusion> = { default: DEFAULT, seed: SEED };
 
 export const match = (f: Fusion, query: string, extra: string[] = []) => matchExpression(query, f.phrases, f.alias_self, extra);
@@ -149,9 +154,10 @@ export interface Fused {
   vec_rank: number | null;
   kw_part: number;
   vec_part: number;
+  rerank_part: number;
 }
 
-export const score = (h: Fused) => h.kw_part + h.vec_part;
+export const score = (h: Fused) => h.kw_part + h.vec_part + h.rerank_part;
 
 const BIG = 1 << 30;
 // Ties go to the fact the vector list ranked higher, then the keyword list, then the id.
@@ -175,12 +181,51 @@ export function fuse(kw: [number, number][], vec: [number, number][], f: Fusion,
     hits.forEach(([id, s], i) => {
       const rank = i + 1;
       let e = out.get(id);
-      if (!e) out.set(id, (e = { id, kw_rank: null, vec_rank: null, kw_part: 0, vec_part: 0 }));
+      if (!e) out.set(id, (e = { id, kw_rank: null, vec_rank: null, kw_part: 0, vec_part: 0, rerank_part: 0 }));
       const part = f.method === "rrf" ? weight / (f.k + rank) : weight * (span > 0 ? (s - bottom) / span : 1.0);
       if (slot === "kw") { e.kw_part = part; e.kw_rank = rank; } else { e.vec_part = part; e.vec_rank = rank; }
     });
   }
   return [...out.values()].sort(byRank);
+}
+
+// Reranking the fused top (recall.py `rerank`): the top facts and the query embedded again
+// without the query words the top shares ("Cosima" in every fact about Cosima), each fact
+// gaining its cosine there as a share of the best, times RERANK_WEIGHT.
+export const RERANK_SHARED = 2;  // a query term at least this many of the top facts hold is shared
+export const RERANK_WEIGHT = 0.5;
+
+/** What reranking the top embeds: the query and each top fact without the shared words. */
+export interface Rerank {
+  shared: string[];
+  query: string;
+  facts: string[];
+}
+
+/** `text` with every word in `words` (lower-case tokens) taken out, the rest as written, stripped. */
+export const without = (text: string, words: Set<string>): string =>
+  strip(text.replace(TOKEN, (t) => (words.has(t.toLowerCase()) ? "" : t)));
+
+/** The texts to embed to rerank the facts `texts` (the fused top, best first), or null when there
+ * is nothing to do: under two facts, no shared query term, or nothing left of the query. */
+export function rerankPlan(query: string, texts: string[], aliasSelf = false): Rerank | null {
+  if (texts.length < 2) return null;
+  const held = texts.map((t) => new Set(tokens(t)));
+  const shared = terms(query, aliasSelf).filter((t) => expandable(t) && held.filter((h) => h.has(t)).length >= RERANK_SHARED);
+  if (!shared.length) return null;
+  const words = new Set(shared);
+  const rest = without(query, words);
+  if (!HAS_TOKEN.test(rest)) return null;
+  return { shared, query: rest, facts: texts.map((t) => without(t, words)) };
+}
+
+/** The fused top again, each fact given RERANK_WEIGHT times its cosine (with the query, both
+ * without the shared words) over the best of them. Unchanged when no cosine is above 0. */
+export function rerank(head: Fused[], cosines: number[]): Fused[] {
+  const best = cosines.length ? Math.max(...cosines) : 0;
+  if (best <= 0) return head;
+  head.forEach((h, i) => { h.rerank_part = RERANK_WEIGHT * cosines[i] / best; });
+  return [...head].sort(byRank);
 }
 
 export const via = (kw: number | null, vec: number | null) => (kw && vec ? "both" : kw ? "kw" : "vec");

@@ -154,3 +154,10 @@ export function normalise(v: ArrayLike<number>): Float32Array {
   for (let i = 0; i < v.length; i++) out[i] = v[i] / norm;
   return out;
 }
+
+/** The dot product: two unit vectors' cosine, summed as `scores` sums it. */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let d = 0; d < a.length; d++) s += a[d] * b[d];
+  return s;
+}

@@ -12,6 +12,7 @@ const base = () => `http://memory.test/memories/unit-${++n}-${Math.random().toSt
 const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 const stub = (url: string) => env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
+const add = async (url: string, text: string) => ((await (await call(`${url}/facts`, "POST", { text })).json()) as { id: number }).id;
 const words = (memory: MemoryObject) => memory.sql.exec<{ word: string }>("SELECT word FROM words ORDER BY id").toArray().map((r) => r.word);
 
 describe("the Worker", () => {
@@ -91,8 +92,6 @@ describe("writes", () => {
 // The fake embedder hashes each word into one of 16 buckets: words alike in it ("boss" and
 // "manager" share one) have cosine 1, others 0.
 describe("the vocabulary", () => {
-  const add = async (url: string, text: string) => ((await (await call(`${url}/facts`, "POST", { text })).json()) as { id: number }).id;
-
   it("grows with each write, rebuilds on reindex and is built once for a memory from before it", async () => {
     const url = base();
     const id = await add(url, "Mara's manager is Ines.");
@@ -174,6 +173,83 @@ describe("the vocabulary", () => {
     expect((await call(`${url}/recall`, "POST", { query: "x", fusion: { expand: 1.5 } })).status).toBe(422);
     await call(`${url}/facts/${manager}`, "DELETE");
     expect((await recall()).expansions).toEqual([]);  // no fact holds "manager" any more
+  });
+});
+
+describe("reranking", () => {
+  type Hit = { fact: { id: number }; score: number; parts: { kw: number; vec: number; rerank: number } };
+  type Body = { results: Hit[]; rerank: { shared: string[]; query: string; facts: { id: number; text: string; cosine: number }[] } | null };
+
+  it("ranks the fused top again without the words it shares, in one more model call, and explain agrees", async () => {
+    const url = base();
+    const texts = ["Cosima Jaramillo works as a glazier.", "Cosima Jaramillo is Freya Jaramillo's sister.", "Cosima Jaramillo reports to Ulla Pereira."];
+    const ids = [];
+    for (const text of texts) ids.push(await add(url, text));
+    const sent: string[][] = [];
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const embed = memory.embedder.embed.bind(memory.embedder);
+      memory.embedder.embed = (texts: string[]) => (sent.push(texts), embed(texts));
+    });
+    const query = "who is cosima jaramillo's boss";
+    const recall = async (extra: object = {}) =>
+      (await (await call(`${url}/recall`, "POST", { query, debug: true, ...extra })).json()) as Body;
+
+    const body = await recall();
+    const withRerank = sent.length;
+    expect(body.rerank).not.toBeNull();
+    expect(body.rerank!.shared).toEqual(["cosima", "jaramillo"]);
+    expect(body.rerank!.query).toBe("who is  's boss");
+    const without = new Map([[ids[0], "works as a glazier."], [ids[1], "is Freya 's sister."], [ids[2], "reports to Ulla Pereira."]]);
+    expect(body.rerank!.facts.map((f) => f.text)).toEqual(body.rerank!.facts.map((f) => without.get(f.id)));
+    expect(new Set(body.rerank!.facts.map((f) => f.id))).toEqual(new Set(ids));
+    expect(sent).toContainEqual(["who is  's boss", ...body.rerank!.facts.map((f) => f.text)]);  // the plan's texts, one call
+    const best = Math.max(...body.rerank!.facts.map((f) => f.cosine));
+    expect(best).toBeGreaterThan(0);
+    for (const hit of body.results) {
+      const cosine = body.rerank!.facts.find((f) => f.id === hit.fact.id)!.cosine;
+      expect(hit.parts.rerank).toBeCloseTo(0.5 * cosine / best, 12);
+      expect(hit.score).toBe(hit.parts.kw + hit.parts.vec + hit.parts.rerank);
+    }
+    const top = body.results[0];
+    const why = (await (await call(`${url}/explain`, "POST", { query, id: top.fact.id })).json()) as Record<string, number>;
+    expect(why).toMatchObject({ fused_rank: 1, rerank_contribution: top.parts.rerank, score: top.score });
+
+    sent.length = 0;
+    const off = await recall({ fusion: { rerank: 0 } });
+    expect(off.rerank).toBeNull();
+    expect(off.results.map((h) => h.parts.rerank)).toEqual([0, 0, 0]);
+    off.results.forEach((h) => expect(h.score).toBe(h.parts.kw + h.parts.vec));
+    expect(withRerank).toBe(sent.length + 1);
+    for (const bad of [-1, 21, 1.5, "five"]) expect((await call(`${url}/recall`, "POST", { query, fusion: { rerank: bad } })).status).toBe(422);
+  });
+
+  it("does nothing with fewer than two facts, no shared word or nothing left of the query, and outside hybrid recall", async () => {
+    const url = base();
+    await add(url, "Cosima Jaramillo works as a glazier.");
+    expect(((await (await call(`${url}/recall`, "POST", { query: "cosima's boss", debug: true })).json()) as Body).rerank).toBeNull();
+    await add(url, "Cosima Jaramillo is Freya Jaramillo's sister.");
+    for (const body of [{ query: "cosima jaramillo" }, { query: "glazier sister" }, { query: "cosima's boss", mode: "keyword" },
+      { query: "cosima's boss", mode: "vector" }]) {
+      const r = (await (await call(`${url}/recall`, "POST", { ...body, debug: true })).json()) as Body;
+      expect(r.rerank).toBeNull();
+      r.results.forEach((h) => expect(h.parts.rerank).toBe(0));
+    }
+  });
+
+  it("keeps the fused order when the model fails during the rerank", async () => {
+    const url = base();
+    await add(url, "Cosima Jaramillo works as a glazier.");
+    await add(url, "Cosima Jaramillo reports to Ulla Pereira.");
+    const query = "who is cosima's boss";
+    const fused = (await (await call(`${url}/recall`, "POST", { query, fusion: { rerank: 0 } })).json()) as Body;
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const embed = memory.embedder.embed.bind(memory.embedder);
+      let calls = 0;
+      memory.embedder.embed = (texts: string[]) => (++calls === 2 ? Promise.reject(new Error("down")) : embed(texts));
+    });
+    const r = (await (await call(`${url}/recall`, "POST", { query, debug: true })).json()) as Body & { mode: string };
+    expect(r).toMatchObject({ mode: "hybrid", rerank: null });
+    expect(r.results.map((h) => [h.fact.id, h.score])).toEqual(fused.results.map((h) => [h.fact.id, h.score]));
   });
 });
 

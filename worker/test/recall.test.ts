@@ -4,7 +4,9 @@ import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
 import { strip, textKey } from "../src/text";
-import { type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, vocabularyWords } from "../src/recall";
+import {
+  type Fused, type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, rerank, rerankPlan, vocabularyWords,
+} from "../src/recall";
 
 interface Golden {
   match: { query: string; phrases: boolean; alias_self: boolean; extra?: string[]; match: string }[];
@@ -15,6 +17,8 @@ interface Golden {
   distinct: { a: string; b: string; reason: string | null }[];
   text: { text: string; strip: string; key: string }[];
   fuse: { fusion: Fusion; kw: [number, number][]; vec: [number, number][]; info: number | null; fused: Record<string, number | null>[] }[];
+  rerank_plan: { query: string; texts: string[]; alias_self: boolean; plan: { shared: string[]; query: string; facts: string[] } | null }[];
+  rerank: { head: Omit<Fused, "rerank_part">[]; cosines: number[]; reranked: { id: number; rerank_part: number }[] }[];
 }
 const cases = golden as unknown as Golden;
 
@@ -54,6 +58,20 @@ describe("fusion", () => {
       expect(h.kw_part).toBeCloseTo(want.kw_part as number, 12);
       expect(h.vec_part).toBeCloseTo(want.vec_part as number, 12);
     });
+  });
+});
+
+describe("reranking the fused top", () => {
+  it.each(cases.rerank_plan)("$query over $texts.length facts (alias_self $alias_self)", (c) => {
+    expect(rerankPlan(c.query, c.texts, c.alias_self)).toEqual(c.plan);
+  });
+
+  it.each(cases.rerank.map((c, i) => ({ ...c, i })))("case $i: cosines $cosines", (c) => {
+    const head: Fused[] = c.head.map((h) => ({ ...h, rerank_part: 0 }));
+    const done = rerank(head, c.cosines);
+    expect(done.map((h) => h.id)).toEqual(c.reranked.map((h) => h.id));
+    // The same double arithmetic in the same order as Python: the same bits.
+    expect(done.map((h) => h.rerank_part)).toEqual(c.reranked.map((h) => h.rerank_part));
   });
 });
 
