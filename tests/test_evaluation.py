@@ -142,7 +142,7 @@ def test_the_pages_run_compare_and_import(owner_client, live_memory):
     better = int(html.split("Better under B (")[1].split(")")[0])
     assert better >= 10  # phrases fix look-alikes the seed's rank fusion lost ("X's R" in the asked order)
     assert "rank 2 → 1" in html or "rank 3 → 1" in html
-    assert "A <small>rrf</small>" in html and "B <small>info + phrases + expansion</small>" in html
+    assert "A <small>rrf</small>" in html and "B <small>info + phrases + expansion + rerank</small>" in html
 
     bad = owner_client.get(reverse("evaluation_compare"), {"run": 1, "a": "{not json", "b": "default"}, follow=True)
     assert "not a preset or a JSON object" in bad.content.decode()
