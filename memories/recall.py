@@ -275,10 +275,11 @@ def rerank_plan(query: str, texts: list[str], alias_self: bool = False) -> Reran
     shared = [t for t in terms(query, alias_self) if expandable(t) and sum(t in h for h in held) >= RERANK_SHARED]
     if not shared:
         return None
-    rest = without(query, set(shared))
+    words = set(shared)
+    rest = without(query, words)
     if not TOKEN.search(rest):
         return None
-    return Rerank(shared, rest, [without(t, set(shared)) for t in texts])
+    return Rerank(shared, rest, [without(t, words) for t in texts])
 
 
 def rerank(head: list[Fused], cosines: list[float]) -> list[Fused]:
