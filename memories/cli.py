@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .recall import PRESETS, Fusion
-from .store import DEFAULT_FLOOR, DEFAULT_THRESHOLD, Memory, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .facts import DEFAULT_FLOOR, DEFAULT_THRESHOLD, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .store import Memory
 
 IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64
 URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement

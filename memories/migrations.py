@@ -34,7 +34,7 @@ MIGRATIONS: list[str] = [
     # once (a < b), written in the same transaction as the fact it comes from; `meta` holds the
     # floor they were built at (none yet: the engine builds them when it opens).
     # `vector_changes` logs, by trigger, every fact whose vector or type changed, so a snapshot
-    # of the matrix (store.py) knows whether it is still the table's and which rows to patch.
+    # of the matrix (state.py) knows whether it is still the table's and which rows to patch.
     """
     CREATE TABLE pairs (
         a INTEGER NOT NULL,
@@ -62,7 +62,7 @@ MIGRATIONS: list[str] = [
     """,
     # 3: the pairs as one row per fact (pairs.py): each pair once, in the row of its larger id,
     # so a new fact writes one row at the end instead of two random b-tree entries a pair. The
-    # engine moves the old rows over when it opens (store.py `_build_pairs`), then drops them.
+    # engine moves the old rows over when it opens (background.py `build_pairs`), then drops them.
     """
     ALTER TABLE pairs RENAME TO pairs_old;
     CREATE TABLE neighbours (

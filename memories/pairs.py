@@ -7,7 +7,7 @@ A new fact has the largest id, so adding it writes one row at the end of the tab
 one row per pair wrote each pair into two b-trees at random places: at 100k templated facts
 (about 47 pairs a fact at 0.80) committing those pages cost as much as embedding the facts.
 
-Everything here runs inside the engine's write transaction (store.py), so the pairs change with
+Everything here runs inside the engine's write transaction (state.py `writing`), so the pairs change with
 the row, FTS entry and vector they come from, or not at all.
 """
 

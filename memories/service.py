@@ -24,7 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
 from .embeddings import Embedder
-from .store import MODES, AddResult, Conflict, InvalidInput, Memory, NotFound, StoreError, TooLarge
+from .facts import MODES, AddResult, Conflict, InvalidInput, NotFound, StoreError, TooLarge
+from .store import Memory
 
 log = logging.getLogger(__name__)
 

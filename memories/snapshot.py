@@ -2,7 +2,7 @@
 
 The vectors table stays the source of truth, written in the same transaction as every fact.
 A snapshot is only a cache: it names the model and the last `vector_changes` entry it
-includes, and the engine patches it from that log (store.py `_sync`), or loads the table when
+includes, and the engine patches it from that log (state.py `sync`), or loads the table when
 the snapshot is missing, damaged, of another model, or older than the log reaches back.
 """
 

@@ -8,7 +8,8 @@ import pytest
 
 from memories import snapshot
 from memories.pairs import top, unpack
-from memories.store import DEFAULT_FLOOR, Memory
+from memories.facts import DEFAULT_FLOOR
+from memories.store import Memory
 from memories.vectors import TYPES
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
@@ -127,13 +128,13 @@ def test_a_snapshot_opens_the_memory_and_is_patched_from_the_change_log(tmp_path
     m.add_many([{"text": text(rng), "type": rng.choice(TYPES)} for _ in range(50)])
     m.close()  # writes the snapshot
     other = Memory(db, HashEmbedder(16))  # opens from it
-    assert other._saved_seq is not None
+    assert other.state.saved_seq is not None
     other.add("A fact written after the snapshot, tea and jazz.")
     victim = other.list(limit=50)[0][-1]
     other.edit(victim.id, type="log" if victim.type != "log" else "fact")
     other.db.close()  # killed: no new snapshot
     loaded = []
-    monkeypatch.setattr("memories.store.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
+    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
     again = Memory(db, HashEmbedder(16))
     assert not loaded and again.stats()["consistent"]
     assert again.vectors.type_of[victim.id] != victim.type

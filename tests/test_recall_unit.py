@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memories.recall import (DEFAULT, SEED, Fused, Fusion, expand, fuse, idf, information, match_expression, phrases, rerank,
                              rerank_plan, terms, via, vocabulary_words, without)
-from memories.store import text_key
+from memories.facts import text_key
 
 NASTY = ['"', '*', 'NEAR', 'NEAR(a b)', ':', 'text:foo', '-', 'a - b', '(', ')', 'AND', 'OR', 'NOT', '^', '{a b}',
          '🙂', "O'Brien", "''", '""', 'a"b', '\x00', '\\']

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from memories.recall import DEFAULT, SEED
-from memories.store import Conflict, InvalidInput, Memory, NotFound, TooLarge, Unavailable
+from memories.facts import Conflict, InvalidInput, NotFound, TooLarge, Unavailable
+from memories.store import Memory
 from tests.fakes import BrokenEmbedder, HashEmbedder
 
 
@@ -119,7 +120,7 @@ def test_a_failed_batch_leaves_nothing_behind(fake_memory, monkeypatch):
 
         execute = staticmethod(fail_on_third_vector)
 
-    monkeypatch.setattr(fake_memory, "db", Proxy())
+    monkeypatch.setattr(fake_memory.state, "db", Proxy())
     with pytest.raises(RuntimeError):
         fake_memory.add_many([{"text": f"New fact number {i}."} for i in range(5)])
     monkeypatch.undo()
@@ -335,12 +336,12 @@ def test_a_terms_information_is_what_bm25_gives_a_fact_of_average_length(memory)
 
 
 def test_the_row_count_for_the_idfs_is_the_one_bm25_uses_past_one_varint_byte(fake_memory):
-    assert fake_memory._indexed_rows() == 0
+    assert fake_memory.reader.indexed_rows() == 0
     added = [r.fact.id for r in fake_memory.add_many([{"text": f"entry {i} note"} for i in range(100)])]
     added += [r.fact.id for r in fake_memory.add_many([{"text": f"entry {i} note"} for i in range(100, 300)])]
     for fid in added[:20]:
         fake_memory.delete(fid)
-    assert fake_memory._indexed_rows() == fake_memory.count() == 280  # two varint bytes from 128 on
+    assert fake_memory.reader.indexed_rows() == fake_memory.count() == 280  # two varint bytes from 128 on
     hit = fake_memory.recall("299", mode="keyword", debug=True)
     assert -hit["results"][0]["bm25"] == pytest.approx(hit["information"])  # tf 1, every fact 3 tokens
 
@@ -378,7 +379,7 @@ def test_pairs_and_nearest_are_the_same_across_many_tiles(fake_memory, monkeypat
 
 def test_an_edit_of_one_field_never_undoes_a_concurrent_edit_of_another(fake_memory, monkeypatch):
     fid = fake_memory.add("Leo swims on Wednesdays.", source="chat").fact.id
-    real_get = fake_memory.get
+    real_get = fake_memory.reader.get
     raced = []
 
     def get_then_race(fact_id):
@@ -388,7 +389,7 @@ def test_an_edit_of_one_field_never_undoes_a_concurrent_edit_of_another(fake_mem
             fake_memory.edit(fact_id, text="Leo plays chess on Fridays.")
         return fact
 
-    monkeypatch.setattr(fake_memory, "get", get_then_race)
+    monkeypatch.setattr(fake_memory.reader, "get", get_then_race)
     result = fake_memory.edit(fid, source="calendar")
     monkeypatch.undo()
     assert (result.text, result.source) == ("Leo plays chess on Fridays.", "calendar")
@@ -399,7 +400,7 @@ def test_an_edit_of_one_field_never_undoes_a_concurrent_edit_of_another(fake_mem
 
 def test_recall_reads_its_facts_before_a_concurrent_delete_can_land(fake_memory, monkeypatch):
     ids = [fake_memory.add(f"Parcel {n} waits at the depot.").fact.id for n in range(3)]
-    real_get_many = fake_memory._get_many
+    real_get_many = fake_memory.reader.get_many
     deleter = threading.Thread(target=fake_memory.delete, args=(ids[0],))
 
     def delete_meanwhile(wanted):
@@ -409,7 +410,7 @@ def test_recall_reads_its_facts_before_a_concurrent_delete_can_land(fake_memory,
             deleter.join(timeout=0.5)  # it can only land if recall has let go of the lock
         return real_get_many(wanted)
 
-    monkeypatch.setattr(fake_memory, "_get_many", delete_meanwhile)
+    monkeypatch.setattr(fake_memory.reader, "get_many", delete_meanwhile)
     result = fake_memory.recall("parcel depot")
     monkeypatch.undo()
     deleter.join()
@@ -595,7 +596,7 @@ def test_closing_a_memory_stops_its_vocabulary_build(tmp_path, caplog):
     reopened = Memory(path, Slow())
     assert embedding.wait(10)
     reopened.close()  # mid-build: it stops at its next batch and writes nothing to a closed connection
-    assert not reopened._builder.is_alive()
+    assert not reopened.background.builder.is_alive()
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
     again = Memory(path, HashEmbedder())  # and the next open builds it
     assert again.wait_for_vocabulary(30)

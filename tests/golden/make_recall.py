@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from memories.dedup import distinct
-from memories.store import text_key
+from memories.facts import text_key
 from memories.recall import (DEFAULT, SEED, Fused, expand, expansion_kept, fuse, information, match_expression, rerank,
                              rerank_plan, terms, vocabulary_words)
 

@@ -1,0 +1,199 @@
+"""What the storage answers: rows of facts, and the reads ranking needs (the keyword list, how
+many facts hold a term, highlights, the index's own tokens). The vector list is the matrix's
+(`VectorIndex.search`). Ranking itself is searching.py's; nothing here ranks.
+
+Every method that reads the file opens `state.reading()`, or runs inside a read or write the
+caller holds, so the rows and the matrix come from one snapshot."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from .facts import (FACT_COLUMNS, MAX_FILTER, Fact, InvalidInput, NotFound, clean_type, decode_cursor, encode_cursor,
+                    valid_unicode)
+from .recall import idf, information, quote
+from .state import State
+
+
+class Reader:
+    def __init__(self, state: State):
+        self.state = state
+
+    def open(self) -> None:
+        """For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer."""
+        db = self.state.db
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, instance)")
+
+    # -- rows --------------------------------------------------------------------------
+
+    def get(self, fact_id: int) -> Fact:
+        with self.state.reading():
+            row = self.state.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no fact with id {fact_id}")
+        return Fact(*row)
+
+    def get_many(self, ids: Iterable[int]) -> dict[int, Fact]:
+        """Inside a read or write the caller holds."""
+        ids = list(ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.state.db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id IN ({marks})", ids)
+        return {row[0]: Fact(*row) for row in rows}
+
+    def count(self) -> int:
+        with self.state.reading():
+            return self.state.db.execute("SELECT count(*) FROM facts").fetchone()[0]
+
+    def list(
+        self,
+        type: str | None = None,
+        source: str | None = None,
+        q: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[Fact], str | None, int]:
+        """Newest first: (facts, next cursor or None, total matching the filters)."""
+        where, args = [], []
+        if type:
+            where.append("type = ?")
+            args.append(clean_type(type))
+        if source:
+            where.append("source = ?")
+            args.append(valid_unicode(source, "source"))
+        if q:
+            if len(q) > MAX_FILTER:
+                raise InvalidInput(f"q is {len(q)} characters; the limit is {MAX_FILTER}, the longest a fact can be")
+            valid_unicode(q, "q")
+            # instr, not LIKE: nothing to escape, and the Worker's SQLite caps LIKE patterns at 50
+            # bytes. lower() folds ASCII only, as LIKE does.
+            where.append("instr(lower(text), lower(?)) > 0")
+            args.append(q)
+        filters = " AND ".join(where) or "1"
+        page_where, page_args = filters, list(args)
+        if cursor:
+            created_at, fid = decode_cursor(cursor)
+            page_where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
+            page_args += [created_at, created_at, fid]
+        db = self.state.db
+        with self.state.reading():
+            total = db.execute(f"SELECT count(*) FROM facts WHERE {filters}", args).fetchone()[0]
+            rows = db.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE {page_where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                [*page_args, limit + 1],
+            ).fetchall()
+        facts = [Fact(*r) for r in rows[:limit]]
+        next_cursor = encode_cursor(facts[-1]) if len(rows) > limit else None
+        return facts, next_cursor, total
+
+    def sources(self) -> list[tuple[str, int]]:
+        with self.state.reading():
+            return self.state.db.execute(
+                "SELECT source, count(*) FROM facts GROUP BY source ORDER BY count(*) DESC").fetchall()
+
+    # -- what ranking reads (inside a read the caller holds) ---------------------------
+
+    def keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
+        """Top `depth` by BM25 as (id, bm25), lower (better) first."""
+        if not match:
+            return []
+        if type:
+            sql = ("SELECT facts_fts.rowid, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+                   " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?")
+            args: tuple = (match, type, depth)
+        else:
+            sql = "SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?"
+            args = (match, depth)
+        try:
+            return self.state.db.execute(sql, args).fetchall()
+        except sqlite3.OperationalError:
+            # The builder quotes every term, so this should not happen; if it does, the
+            # query still gets its vector results rather than an error.
+            return []
+
+    def having(self, term: str) -> int:
+        """How many facts hold `term`."""
+        return self.state.db.execute(
+            "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]
+
+    def term_counts(self, query_terms: list[str], expansions: list[dict] = ()) -> tuple[list[dict], float | None]:
+        """Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
+        query's information (their sum; None without terms). An expansion word says its term."""
+        if not query_terms:
+            return [], None
+        rows = self.indexed_rows()
+        known = {e["word"]: e for e in expansions}
+        having = [known[t]["facts"] if t in known else self.having(t) for t in query_terms]
+        counts = [{"term": t, "facts": n, "idf": idf(rows, n), **({"from": known[t]["term"]} if t in known else {})}
+                  for t, n in zip(query_terms, having)]
+        return counts, information(rows, having)
+
+    def indexed_rows(self) -> int:
+        """The row count bm25() itself uses: the first varint of FTS5's averages record (row 1
+        of facts_fts_data). One row read, where count(*) walks the table (about 20 ms at 1M)."""
+        row = self.state.db.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
+        return varint(row[0]) if row and row[0] else 0
+
+    def matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
+        """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
+        if not match or not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self.state.db.execute(
+            f"SELECT {columns} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN ({marks})", [match, *ids]).fetchall()
+
+    def bm25_rank(self, match: str, fact_id: int, type: str | None) -> tuple[float, int] | None:
+        """One fact's BM25 for `match` and its rank in the keyword list, or None if it does not match."""
+        db = self.state.db
+        row = db.execute("SELECT bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?",
+                         (match, fact_id)).fetchone()
+        if not row:
+            return None
+        type_sql, type_args = (" AND facts.type = ?", [type]) if type else ("", [])
+        bm25 = row[0]
+        better = db.execute(
+            "SELECT count(*) FROM (SELECT bm25(facts_fts) AS s, facts_fts.rowid AS id FROM facts_fts"
+            f" JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?{type_sql})"
+            " WHERE s < ? OR (s = ? AND id < ?)",
+            [match, *type_args, bm25, bm25, fact_id],
+        ).fetchone()[0]
+        return bm25, better + 1
+
+    def fact_terms(self, fact_id: int) -> list[str]:
+        """A stored fact's tokens as the index holds them, in order."""
+        return [r[0] for r in self.state.db.execute(
+            "SELECT term FROM temp.fts_terms WHERE doc = ? ORDER BY offset", (fact_id,))]
+
+    def tokens(self, text: str) -> list[str]:
+        """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
+        # Only the temp database is written, statement by statement: no lock on the memory itself,
+        # so reads that call this never wait on or block a writer in another process.
+        db = self.state.db
+        with self.state.lock:
+            rowid = db.execute("INSERT INTO temp.probe (text) VALUES (?)", (text,)).lastrowid
+            try:
+                return [r[0] for r in db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
+            finally:
+                db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
+
+
+def varint(data: bytes) -> int:
+    """SQLite's variable-length integer (as FTS5 writes it): big-endian 7-bit groups with a
+    continuation bit, the ninth byte whole."""
+    value = 0
+    for i, byte in enumerate(data[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value
+    return value
+
+
+def match_terms(match: str) -> list[str]:
+    """The quoted terms (and phrases) of a MATCH expression that `match_expression` built."""
+    return [t[1:-1].replace('""', '"') for t in match.split(" OR ")] if match else []

@@ -1,0 +1,223 @@
+"""The read path: recall and explain, each one pipeline from top to bottom.
+
+1. The model, outside the lock: the query's vector, and its expandable terms' vectors (a term
+   the vocabulary holds keeps its stored vector).
+2. Under one read (`state.reading()`), so every id ranked has its row:
+   the plan (vocabulary words close to the query's terms, the FTS5 query), the two candidate
+   lists (BM25 from reading.py, cosine from the matrix), the terms' counts, `recall.fuse`, and
+   the rows of what will be shown.
+3. The model again, outside the lock: `recall.rerank` over the fused top.
+Ranking decisions are recall.py's pure functions; this file only feeds them what they need.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .facts import MODES, Fact, InvalidInput, check_query
+from .reading import Reader, match_terms
+from .recall import Fused, Fusion, expand, expansion_kept, fuse, rerank, rerank_plan, terms, via
+from .state import State
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Ranking:
+    """What step 2 found: the FTS5 query and its expansions, both lists, the fused order, and the
+    query terms' counts and information (for the "info" method and the debugger)."""
+
+    match: str
+    expansions: list[dict]
+    kw: list[tuple[int, float]]
+    vec: list[tuple[int, float]]
+    fused: list[Fused]
+    counts: list[dict]
+    info: float | None
+
+
+class Searcher:
+    def __init__(self, state: State, reader: Reader):
+        self.state = state
+        self.reader = reader
+
+    def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
+               fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
+        """Hybrid recall, or `mode` "keyword" / "vector" for one list alone. A mode that needs the
+        model when it is down answers by keyword and says so (mode "keyword-only", a warning)."""
+        check_query(query, type)
+        if mode not in MODES:
+            raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+        fusion = fusion or self.state.fusion
+        qvec, term_vectors, warning = self._query_vectors(query, fusion, mode) if mode != "keyword" else (None, None, None)
+        if qvec is None and mode != "keyword":
+            mode = "keyword"
+        with self.state.reading():
+            started = time.perf_counter()
+            ranking = self._rank(query, qvec, term_vectors, type, fusion, mode)
+            kw, vec = ranking.kw, ranking.vec
+            fused = ranking.fused[: max(limit, fusion.rerank if mode == "hybrid" else 0)]
+            wanted = {h.id for h in fused}
+            if debug:
+                wanted |= {fid for fid, _ in kw} | {fid for fid, _ in vec}
+                marked = dict(self.reader.matching(ranking.match, [fid for fid, _ in kw],
+                                                   "rowid, highlight(facts_fts, 0, char(2), char(3))"))
+            # Under the same lock as the ranking: a delete in between would leave a ranked id with no row.
+            facts = self.reader.get_many(wanted)
+            rank_ms = (time.perf_counter() - started) * 1000
+        fused, reranked = self._rerank(query, fused, fusion, facts) if mode == "hybrid" else (fused, None)
+        fused = fused[:limit]
+        bm25 = dict(kw)
+        cosine = dict(vec)
+        out: dict = {
+            "results": [
+                {
+                    "fact": facts[h.id].to_dict(),
+                    "score": h.score,
+                    "via": via(h.kw_rank, h.vec_rank),
+                    "kw_rank": h.kw_rank,
+                    "vec_rank": h.vec_rank,
+                    "bm25": bm25.get(h.id),
+                    "cosine": cosine.get(h.id),
+                    "parts": {"kw": h.kw_part, "vec": h.vec_part, "rerank": h.rerank_part},
+                }
+                for h in fused
+            ],
+            "mode": "keyword-only" if warning else mode,
+        }
+        if warning:
+            out["warning"] = warning
+        if debug:
+            out["kw"] = [
+                {"fact": facts[f].to_dict(), "rank": r, "bm25": s, "highlighted": marked.get(f, facts[f].text)}
+                for r, (f, s) in enumerate(kw, 1)
+            ]
+            out["vec"] = [{"fact": facts[f].to_dict(), "rank": r, "cosine": s} for r, (f, s) in enumerate(vec, 1)]
+            out["match"] = ranking.match
+            out["expansions"] = shown(ranking.expansions)
+            out["rerank"] = reranked
+            out["information"] = ranking.info
+            out["terms"] = ranking.counts
+            out["fusion"] = asdict(fusion)
+            out["timing"] = {"rank_ms": rank_ms}  # ranking and reading the rows, not the embedding
+        return out
+
+    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
+        """Why one fact ranks where it does for a query, list by list."""
+        check_query(query, type)
+        self.reader.get(fact_id)  # an unknown id is a 404 before the model spends time on the query
+        fusion = fusion or self.state.fusion
+        qvec, term_vectors, warning = self._query_vectors(query, fusion)
+        with self.state.reading():
+            fact = self.reader.get(fact_id)  # again under the lock: it may have been deleted meanwhile
+            # Its parts of the fused score come from the ranking recall uses, so the two agree.
+            ranking = self._rank(query, qvec, term_vectors, type, fusion)
+            match = ranking.match
+            fact_terms = self.reader.fact_terms(fact_id)
+            found = self.reader.bm25_rank(match, fact_id, type) if match and (not type or fact.type == type) else None
+            bm25, kw_rank = found if found else (None, None)
+            vec_rank, cosine = self.state.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
+            fused = ranking.fused
+            top = self.reader.get_many(h.id for h in fused[: fusion.rerank]) if qvec is not None else {}
+        if qvec is not None:
+            fused, _ = self._rerank(query, fused, fusion, top)
+        query_terms = set(self.reader.tokens(" ".join(match_terms(match))))
+        fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
+        parts = {"kw": hit.kw_part, "vec": hit.vec_part, "rerank": hit.rerank_part} if hit else {"kw": 0.0, "vec": 0.0, "rerank": 0.0}
+        result = {
+            "fact": fact.to_dict(),
+            "match": match,
+            "query_terms": sorted(query_terms),
+            "fact_terms": fact_terms,
+            "matched_terms": sorted(query_terms & set(fact_terms)),
+            "bm25": bm25,
+            "kw_rank": kw_rank,
+            "cosine": cosine,
+            "vec_rank": vec_rank,
+            "depth": fusion.depth,
+            "kw_contribution": parts["kw"],
+            "vec_contribution": parts["vec"],
+            "rerank_contribution": parts["rerank"],
+            "score": parts["kw"] + parts["vec"] + parts["rerank"],
+            "information": ranking.info,
+            "expansions": shown(ranking.expansions),
+            "fused_rank": fused_rank,
+            "fusion": asdict(fusion),
+        }
+        if warning:
+            result["warning"] = warning
+        return result
+
+    # -- the steps ---------------------------------------------------------------------
+
+    def _query_vectors(self, query: str, fusion: Fusion, mode: str = "hybrid") -> tuple[np.ndarray | None, np.ndarray | None, str | None]:
+        """Step 1: the query's vector, its expandable terms' vectors for hybrid recall (a term the
+        vocabulary holds keeps its stored vector) and a warning when the model is down."""
+        state = self.state
+        if not state.embedder:
+            return None, None, "the embedding model is not loaded: keyword-only recall"
+        try:
+            asked = fusion.expandable_terms(query) if mode == "hybrid" else []
+            if asked:
+                state.vocabulary_ready.wait()  # a memory from before it: its words first
+            vectors = state.vocab.vectors(asked)
+            lacking = [t for t in asked if t not in vectors]
+            # One model call: a text's vector does not depend on the others in its batch.
+            qvec, *fresh = state.embedder.embed([query, *lacking])
+            vectors |= dict(zip(lacking, fresh))
+            return qvec, np.array([vectors[t] for t in asked]) if asked else None, None
+        except Exception as e:
+            return None, None, f"the embedding model failed ({e}): keyword-only recall"
+
+    def _rank(self, query: str, qvec: np.ndarray | None, term_vectors: np.ndarray | None, type: str | None,
+              fusion: Fusion, mode: str = "hybrid") -> Ranking:
+        """Step 2, under the read the caller holds: plan, the two lists, the counts, fuse."""
+        # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
+        expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
+        words = [e["word"] for e in expansions]
+        match = fusion.match(query, words) if mode != "vector" else ""
+        # The two candidate lists.
+        kw = self.reader.keyword(match, type, fusion.depth) if mode != "vector" else []
+        vectors = self.state.vectors
+        vec = vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(vectors) else []
+        # How much the keyword list's terms tell (method "info"), and the fused order.
+        counts, info = self.reader.term_counts(fusion.terms(query, words), expansions) if kw else ([], None)
+        fused = fuse([(fid, -score) for fid, score in kw], vec, fusion, info)
+        return Ranking(match, expansions, kw, vec, fused, counts, info)
+
+    def _expansions(self, query: str, term_vectors: np.ndarray | None, fusion: Fusion) -> list[dict]:
+        """Vocabulary words close to the query's terms (recall.expand), with how many facts hold
+        each; a word no fact holds any more, or too many (recall.expansion_kept), is left out."""
+        if term_vectors is None or not fusion.expand:
+            return []
+        found = expand(terms(query, fusion.alias_self), self.state.vocab.closest(term_vectors), fusion.expand)
+        out = [{"word": w, "term": t, "cosine": c, "facts": self.reader.having(w)} for w, t, c in found]
+        return [e for e in out if expansion_kept(e["facts"])]
+
+    def _rerank(self, query: str, fused: list[Fused], fusion: Fusion, facts: dict[int, Fact]) -> tuple[list[Fused], dict | None]:
+        """Step 3: recall.rerank over the fused top `fusion.rerank`, and what it did (None when
+        nothing). Outside the lock: a model call, over rows already read. The model failing
+        leaves the order."""
+        embedder = self.state.embedder
+        head = fused[: fusion.rerank]
+        plan = rerank_plan(query, [facts[h.id].text for h in head], fusion.alias_self) if embedder else None
+        if plan is None:
+            return fused, None
+        try:
+            qvec, *vectors = embedder.embed([plan.query, *plan.facts])
+        except Exception:
+            log.exception("reranking failed; the fused order stands")
+            return fused, None
+        cosines = [float(v @ qvec) for v in vectors]
+        done = {"shared": plan.shared, "query": plan.query,
+                "facts": [{"id": h.id, "text": t, "cosine": c} for h, t, c in zip(head, plan.facts, cosines)]}
+        return rerank(head, cosines) + fused[len(head):], done
+
+
+def shown(expansions: list[dict]) -> list[dict]:
+    """An expansion as the contract shows it."""
+    return [{k: e[k] for k in ("word", "term", "cosine")} for e in expansions]

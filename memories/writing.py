@@ -1,0 +1,282 @@
+"""The write path: add, import, edit, delete and reindex, each with dedup-on-write.
+
+A write changes the row, its FTS entry, its vector, its pairs and the vocabulary's new words in
+one transaction (`state.writing()`), so it is all or nothing. Embedding, the slow part, happens
+before the lock is taken; the dedup check runs under it, against everything in the file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .dedup import distinct
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, NotFound, clean_items,
+                    clean_source, clean_text, clean_type, now, text_key)
+from .pairs import MARGIN
+from .reading import Reader
+from .state import State, to_blob
+from .vectors import TYPES, VectorIndex
+from .vocabulary import words_of
+
+
+class Writer:
+    def __init__(self, state: State, reader: Reader):
+        self.state = state
+        self.reader = reader
+
+    def add_many(self, items: list[dict]) -> list[AddResult]:
+        """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
+        An item's id, created_at and updated_at put back one that was deleted or exported."""
+        clean = clean_items(items)
+        return self._store(clean, *self._embed_facts([c[0] for c in clean]))
+
+    def import_batches(self, items: list[dict], size: int = 64) -> Iterator[list[AddResult]]:
+        """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
+        embedded in a thread while this one is written: the model and the write (the dedup scan,
+        SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
+        batches = [clean_items(items[i : i + size]) for i in range(0, len(items), size)]
+        with ThreadPoolExecutor(1, thread_name_prefix="embed") as pool:
+            ahead = pool.submit(self._embed_facts, [c[0] for c in batches[0]]) if batches else None
+            for n, clean in enumerate(batches):
+                embedded = ahead.result()  # only the batch in hand and the next are held
+                if n + 1 < len(batches):
+                    ahead = pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]])
+                yield self._store(clean, *embedded)
+
+    def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
+        words = self.state.vocab.missing(texts)
+        return self.state.embed(texts), dict(zip(words, self.state.embed(words))) if words else {}
+
+    def _add_words(self, texts: list[str], embedded: dict[str, np.ndarray]) -> None:
+        """The new words of stored texts into the vocabulary (inside their write)."""
+        words = self.state.vocab.missing(texts)
+        if words:  # another writer's words we have not read yet may lack vectors: embedded here
+            embedded = word_vectors(self.state, words, embedded)
+            self.state.vocab.add(words, np.array([embedded[w] for w in words]))
+
+    # -- dedup -------------------------------------------------------------------------
+
+    def _exact_duplicate(self, text: str, type: str, exclude: int | None = None) -> tuple[int, str, float] | None:
+        row = self.state.db.execute(
+            "SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1",
+            (type, text_key(text), exclude),
+        ).fetchone()
+        return (row[0], "exact", 1.0) if row else None
+
+    def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray) -> tuple[int, str, float] | None:
+        """Of the same-type facts `ids` with their cosines `scores`, the first at or above the
+        threshold that says the same thing (best score first, then lowest id): one that differs in a
+        number, date, name or negation is another fact (dedup.py)."""
+        over = scores >= self.state.threshold
+        if not over.any():
+            return None
+        ids, scores = ids[over], scores[over]
+        order = np.lexsort((ids, -scores))[:NEAR_CANDIDATES]
+        near = [(int(ids[i]), float(scores[i])) for i in order]
+        facts = self.reader.get_many(fid for fid, _ in near)
+        return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
+
+    def _unlink(self, fid: int) -> None:
+        """Remove fact `fid`'s pairs (inside the write, before its vector leaves the matrix)."""
+        vectors = self.state.vectors
+        vector, type = vectors.vector(fid), vectors.type_of.get(fid)
+        if vector is None or type is None:
+            self.state.pairs.unlink(fid, None)
+            return
+        part = vectors.parts[type]
+        self.state.pairs.unlink(fid, part.fact_ids[part.m @ vector >= self.state.floor - MARGIN])
+
+    def _similar(self, fid: int, type: str, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The other same-type facts and their cosines with `vector`: one row serves an edit's
+        dedup check and its pairs."""
+        part = self.state.vectors.parts[type]
+        ids, scores = part.fact_ids, part.m @ vector
+        other = ids != fid
+        return ids[other], scores[other]
+
+    # -- the writes --------------------------------------------------------------------
+
+    def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray]) -> list[AddResult]:
+        state, db = self.state, self.state.db
+        results: list[AddResult] = []
+        with state.lock:
+            added: list[tuple[int, str]] = []
+            try:
+                with state.writing():
+                    # Each type's new facts against that type's stored rows, one matrix product a
+                    # type: it serves both the near-dedup check and the pairs kept for review.
+                    low = min(state.floor, state.threshold)
+                    types = [c[1] for c in clean]
+                    prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+                    for t in set(types):
+                        mine = [i for i, u in enumerate(types) if u == t]
+                        part = state.vectors.parts[t]
+                        ids, scores = part.fact_ids.copy(), vectors[mine] @ part.m.T
+                        for row, i in enumerate(mine):
+                            keep = scores[row] >= low
+                            prior[i] = ids[keep], scores[row][keep]
+                    within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
+                    batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
+                    for n, ((text, type, source, created_at, updated_at, wanted_id), vector) in enumerate(zip(clean, vectors)):
+                        near_ids, near_scores = prior[n]
+                        same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
+                        if same:
+                            near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
+                            near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
+                        dup = self._exact_duplicate(text, type) or self._near_among(text, near_ids, near_scores)
+                        if dup:
+                            existing = self.reader.get_many([dup[0]])[dup[0]]
+                            results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
+                            continue
+                        created_at = created_at or now()
+                        updated_at = updated_at or created_at
+                        if wanted_id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
+                            raise IdTaken(f"fact id {wanted_id} is in use by another fact")
+                        fid = db.execute(
+                            "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (wanted_id, text, text_key(text), type, source, created_at, updated_at),
+                        ).lastrowid
+                        db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
+                        db.execute(
+                            "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                            (fid, state.model, len(vector), to_blob(vector)),
+                        )
+                        state.pairs.link(fid, type, near_ids, near_scores, state.floor)
+                        # Later items of the same batch must see this one for dedup.
+                        state.vectors.put(fid, type, vector)
+                        added.append((fid, type))
+                        batch.append((fid, type, n))
+                        results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
+                    self._add_words([r.fact.text for r in results if r.created], words)
+            except BaseException:
+                for fid, _ in added:  # the transaction rolled back: so does the matrix
+                    state.vectors.remove(fid)
+                raise
+        return results
+
+    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+        """Change the given fields; the others keep what they hold when the write lock is taken,
+        so an edit of one field never undoes a concurrent edit of another."""
+        state, db = self.state, self.state.db
+        old = self.reader.get(fact_id)
+        text = clean_text(text) if text is not None else None
+        type = clean_type(type) if type is not None else None
+        source = clean_source(source) if source is not None else None
+        # Embed before taking the lock (the slow part), if the text is to change.
+        vector, words = self._embed_facts([text]) if text is not None and text != old.text else (None, {})
+        vector = vector[0] if vector is not None else None
+        with state.lock:
+            with state.writing():  # the read, the dedup check and the write as one
+                row = db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"no fact with id {fact_id}")
+                current = Fact(*row)
+                new_text = current.text if text is None else text
+                new_type = current.type if type is None else type
+                new_source = current.source if source is None else source
+                reembed = new_text != current.text
+                if not reembed:
+                    vector = state.vectors.vector(fact_id)
+                elif vector is None:  # the text changed under us since we looked
+                    vector = state.embed([new_text])[0]
+                if reembed:
+                    self._add_words([new_text], words)
+                changed = reembed or new_type != current.type
+                similar = self._similar(fact_id, new_type, vector) if changed and vector is not None else None
+                if changed:
+                    dup = self._exact_duplicate(new_text, new_type, fact_id) or (similar and self._near_among(new_text, *similar))
+                    if dup:
+                        existing = self.reader.get_many([dup[0]])[dup[0]]
+                        raise Conflict(
+                            f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
+                            existing, dup[1], dup[2],
+                        )
+                updated_at = now()
+                db.execute(
+                    "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
+                    (new_text, text_key(new_text), new_type, new_source, updated_at, fact_id),
+                )
+                if reembed:
+                    db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+                    db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fact_id, new_text))
+                    db.execute(
+                        "INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                        (fact_id, state.model, len(vector), to_blob(vector)),
+                    )
+                if similar is not None:  # its pairs become those of its new text and type
+                    self._unlink(fact_id)
+                    state.pairs.link(fact_id, new_type, *similar, state.floor)
+            if vector is not None:
+                state.vectors.put(fact_id, new_type, vector)
+        return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
+
+    def delete(self, fact_id: int) -> Fact:
+        """Remove the row, its FTS entry and its vector together; returns what was removed."""
+        state, db = self.state, self.state.db
+        with state.lock:
+            with state.writing():
+                fact = self.reader.get(fact_id)
+                db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+                db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+                db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+                self._unlink(fact_id)
+            state.vectors.remove(fact_id)
+        return fact
+
+    def reindex(self) -> dict:
+        """Rebuild the FTS index and every vector from the rows (after a model change, say)."""
+        state, db = self.state, self.state.db
+        select = "SELECT id, text, type FROM facts ORDER BY id"
+        with state.lock:
+            with state.reading():
+                rows = db.execute(select).fetchall()
+            # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
+            embedded = dict(zip(((r[0], r[1]) for r in rows), state.embed([r[1] for r in rows]))) if rows else {}
+            vocabulary = word_vectors(state, words_of([r[1] for r in rows]), {})
+            with state.writing():
+                rows = db.execute(select).fetchall()  # it may have written meanwhile
+                missing = [r for r in rows if (r[0], r[1]) not in embedded]
+                if missing:
+                    embedded.update(zip(((r[0], r[1]) for r in missing), state.embed([r[1] for r in missing])))
+                vectors = [embedded[r[0], r[1]] for r in rows]
+                db.execute("DELETE FROM facts_fts")
+                db.execute("DELETE FROM vectors")
+                db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
+                db.executemany(
+                    "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                    [(r[0], state.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
+                )
+                index = VectorIndex(state.dims)
+                for (fid, _, type), v in zip(rows, vectors):
+                    index.put(fid, type, v)
+                rebuild_pairs(state, index)
+                words = words_of([r[1] for r in rows])
+                vocabulary = word_vectors(state, words, vocabulary)
+                rebuild_vocabulary(state, words, np.array([vocabulary[w] for w in words]).reshape(len(words), -1))
+            state.vectors = index
+        return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": state.model}
+
+
+def word_vectors(state: State, words: list[str], have: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`have`, and vectors for those `words` it lacks (each word embedded alone, as a query term is)."""
+    lacking = [w for w in words if w not in have]
+    return have | dict(zip(lacking, state.embed(lacking))) if lacking else have
+
+
+def rebuild_pairs(state: State, index: VectorIndex) -> None:
+    """Every pair at the floor from `index` (inside a write)."""
+    state.pairs.clear()
+    for t in TYPES:
+        state.pairs.put_all(t, *index.pairs(t, state.floor))
+    state.set_meta("pairs_floor", state.floor)
+
+
+def rebuild_vocabulary(state: State, words: list[str], vectors: np.ndarray) -> None:
+    """The vocabulary as exactly `words` (inside a write)."""
+    state.vocab.clear()
+    state.vocab.add(words, vectors)
+    state.set_meta("words_model", state.model)
