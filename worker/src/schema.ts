@@ -30,7 +30,7 @@ export const MIGRATIONS: string[] = [
   // 2: near-duplicate pairs kept on write, as migration 2 of memories/migrations.py: each
   // same-type pair at or above the review floor, once (a < b), written in the same transaction
   // as the fact it comes from. `meta` holds the floor they are kept at and how far the pairs
-  // of facts stored before this table have been filled in (memory.ts `fillPairs`).
+  // of facts stored before this table have been filled in (background.ts `fillPairs`).
   `CREATE TABLE pairs (
      a INTEGER NOT NULL,
      b INTEGER NOT NULL,
@@ -43,7 +43,7 @@ export const MIGRATIONS: string[] = [
    CREATE TABLE meta (key TEXT PRIMARY KEY, value);`,
   // 3: the vocabulary that query terms expand to (vocabulary.ts), as migration 4 of
   // memories/migrations.py. The object fills it from the facts when it opens a memory from
-  // before it, or one whose words another model embedded (memory.ts `vocabulary`).
+  // before it, or one whose words another model embedded (background.ts `vocabulary`).
   `CREATE TABLE words (
      id INTEGER PRIMARY KEY,
      word TEXT NOT NULL UNIQUE,

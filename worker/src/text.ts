@@ -1,5 +1,5 @@
 // Text as Python's str methods see it, where the Worker must agree with the engine: what a
-// stored text is stripped of, and the key exact dedup compares (store.py `clean_text`, `text_key`).
+// stored text is stripped of, and the key exact dedup compares (facts.py `clean_text`, `text_key`).
 
 // str.isspace(): JavaScript's trim() also strips U+FEFF and leaves U+001C-001F and U+0085.
 const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
@@ -22,5 +22,5 @@ export function casefold(text: string): string {
   }).join("");
 }
 
-/** What exact dedup compares, as text_key() in store.py: stripped, case-folded. */
+/** What exact dedup compares, as text_key() in facts.py: stripped, case-folded. */
 export const textKey = (text: string): string => casefold(strip(text));

@@ -48,7 +48,7 @@ export class Vocabulary {
   }
 
   /** The stored vectors of those `words` the vocabulary holds: a query term the memory already
-   * uses needs no model call (each word was embedded alone, as a query term is; store.py too). */
+   * uses needs no model call (each word was embedded alone, as a query term is; writing.py too). */
   vectors(words: string[]): Map<string, Float32Array> {
     return new Map(words.filter((w) => this.known.has(w)).map((w) => [w, this.index.vector(this.known.get(w)!)!]));
   }

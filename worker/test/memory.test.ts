@@ -2,7 +2,8 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { memoryOf } from "../src/index";
-import { type MemoryObject, cleanTime } from "../src/memory";
+import { cleanTime } from "../src/facts";
+import type { MemoryObject } from "../src/memory";
 
 const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts
 

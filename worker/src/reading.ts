@@ -1,0 +1,130 @@
+// What the memory holds, read (memories/reading.py): its rows (get, list, count) and the
+// keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
+// query matches, and a text's tokens as the FTS index sees them.
+
+import { FACT_COLUMNS, type Fact, MAX_TEXT, asFact, chars, cleanType, decodeCursor, encodeCursor } from "./facts";
+import { invalid, notFound, wellFormed } from "./http";
+import { idf, information, quote } from "./recall";
+import type { Expansion } from "./searching";
+import { Part } from "./state";
+import type { FactType } from "./vectors";
+
+export class Reader extends Part {
+  health() {
+    return { ok: true, facts: this.count(), model: this.embedder.model, dims: this.embedder.dims, mode: "hybrid" };
+  }
+
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+  }
+
+  get(id: number): Fact {
+    const rows = this.sql.exec(`SELECT ${FACT_COLUMNS} FROM facts WHERE id = ?`, id).toArray();
+    if (!rows.length) throw notFound(`no fact with id ${id < 0 ? "past 2^63" : id}`);
+    return asFact(rows[0]);
+  }
+
+  getMany(ids: Iterable<number>): Map<number, Fact> {
+    const out = new Map<number, Fact>();
+    const all = [...new Set(ids)];
+    // A Durable Object binds at most 100 parameters a statement.
+    for (let i = 0; i < all.length; i += 100) {
+      const part = all.slice(i, i + 100);
+      const rows = this.sql.exec(`SELECT ${FACT_COLUMNS} FROM facts WHERE id IN (${part.map(() => "?").join(",")})`, ...part);
+      for (const r of rows) out.set(r.id as number, asFact(r));
+    }
+    return out;
+  }
+
+  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null) {
+    const where: string[] = [];
+    const args: SqlStorageValue[] = [];
+    if (type) { where.push("type = ?"); args.push(cleanType(type)); }
+    if (source) { where.push("source = ?"); args.push(wellFormed(source, "source")); }
+    if (q) {
+      // No fact is longer than MAX_TEXT, so no longer substring can match (and SQLite caps a LIKE pattern).
+      if (chars(q) > MAX_TEXT) throw invalid(`q is ${chars(q)} characters; the limit is ${MAX_TEXT}, the longest a fact can be`);
+      wellFormed(q, "q");
+      // instr, not LIKE: the object's SQLite caps a LIKE pattern at 50 bytes. lower() folds ASCII
+      // only, as LIKE does, so both memories match the same facts.
+      where.push("instr(lower(text), lower(?)) > 0");
+      args.push(q);
+    }
+    const filters = where.join(" AND ") || "1";
+    let pageWhere = filters;
+    const pageArgs = [...args];
+    if (cursor) {
+      const [createdAt, id] = decodeCursor(cursor);
+      pageWhere += " AND (created_at < ? OR (created_at = ? AND id < ?))";
+      pageArgs.push(createdAt, createdAt, id);
+    }
+    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM facts WHERE ${filters}`, ...args).one().n;
+    const rows = this.sql.exec(
+      `SELECT ${FACT_COLUMNS} FROM facts WHERE ${pageWhere} ORDER BY created_at DESC, id DESC LIMIT ?`, ...pageArgs, limit + 1,
+    ).toArray();
+    const facts = rows.slice(0, limit).map(asFact);
+    return { facts, next_cursor: rows.length > limit ? encodeCursor(facts[facts.length - 1]) : null, total };
+  }
+
+  // -- what the ranking reads -------------------------------------------------------------
+
+  having(term: string): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
+  }
+
+  /** Top `depth` by BM25 as [id, bm25], lower (better) first. */
+  keyword(match: string, type: FactType | null, depth: number): [number, number][] {
+    if (!match) return [];
+    try {
+      const rows = type
+        ? this.sql.exec("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+            + " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?", match, type, depth)
+        : this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?", match, depth);
+      return rows.toArray().map((r) => [r.id as number, r.s as number]);
+    } catch {
+      return [];  // the builder quotes every term, so this should not happen: keep the vector list
+    }
+  }
+
+  /** Each query term with how many facts hold it and its IDF, as bm25() weighs it, and the
+   * query's information, their sum (reading.py `term_counts`). An expansion word says its term. */
+  termCounts(queryTerms: string[], expansions: Expansion[] = []) {
+    if (!queryTerms.length) return { counts: [], info: null };
+    const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+    const known = new Map(expansions.map((e) => [e.word, e]));
+    const having = queryTerms.map((term) => known.get(term)?.facts ?? this.having(term));
+    const counts = queryTerms.map((term, i) => ({
+      term, facts: having[i], idf: idf(rows, having[i]), ...(known.has(term) ? { from: known.get(term)!.term } : {}),
+    }));
+    return { counts, info: information(rows, having) };
+  }
+
+  /** Rows among `ids` that `match` matches: [id, highlighted text]. */
+  matching(match: string, ids: number[], highlight = false): [number, string][] {
+    if (!match || !ids.length) return [];
+    const wanted = new Set(ids);
+    const out: [number, string][] = [];
+    for (let i = 0; i < ids.length; i += 99) {
+      const part = ids.slice(i, i + 99);
+      const cols = highlight ? "rowid AS id, highlight(facts_fts, 0, char(2), char(3)) AS h" : "rowid AS id, '' AS h";
+      const rows = this.sql.exec(`SELECT ${cols} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN (${part.map(() => "?").join(",")})`, match, ...part);
+      // The object's SQLite ignores a one-value `rowid IN (?)` beside an FTS5 MATCH and returns
+      // every match (worker/test/fts.test.ts): keep only the rows asked for.
+      for (const r of rows) if (wanted.has(r.id as number)) out.push([r.id as number, r.h as string]);
+    }
+    return out;
+  }
+
+  /** `text` as the FTS index sees it: lower-cased, split and Porter-stemmed. */
+  tokens(text: string): string[] {
+    return this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT INTO probe (rowid, text) VALUES (1, ?)", text);
+      // FTS5 holds new terms in memory until a savepoint or commit flushes them; the vocab
+      // table reads only what is flushed, so open (and close) one before reading.
+      const found = this.ctx.storage.transactionSync(() =>
+        this.sql.exec<{ term: string }>("SELECT term FROM probe_terms WHERE doc = 1 ORDER BY offset").toArray().map((r) => r.term));
+      this.sql.exec("DELETE FROM probe WHERE rowid = 1");
+      return found;
+    });
+  }
+}

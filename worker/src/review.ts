@@ -1,0 +1,69 @@
+// What review asks of the memory (memories/review.py): the pairs of near duplicates over a
+// threshold, each fact's nearest same-type cosine (the histogram) and a fact's neighbours. The
+// pairs kept on write answer once the fill has caught up; until then the matrix does.
+
+import { cleanType } from "./facts";
+import type { Reader } from "./reading";
+import { Part, type State } from "./state";
+import { type FactType, TYPES } from "./vectors";
+
+export class Review extends Part {
+  constructor(state: State, private reader: Reader) {
+    super(state);
+  }
+
+  private types(type: string | null): FactType[] {
+    return type ? [cleanType(type)] : [...TYPES];
+  }
+
+  duplicates(threshold: number, type: string | null, limit: number) {
+    const types = this.types(type);
+    if (threshold >= this.state.floor && this.state.pairsReady()) {  // the pairs kept on write
+      const where = `score >= ? AND type IN (${types.map(() => "?").join(",")})`;
+      const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM pairs WHERE ${where}`, threshold, ...types).one().n;
+      const rows = this.sql.exec(`SELECT score, a, b FROM pairs WHERE ${where} ORDER BY score DESC, a, b LIMIT ?`, threshold, ...types, limit).toArray();
+      const facts = this.reader.getMany(rows.flatMap((r) => [r.a as number, r.b as number]));
+      return { pairs: rows.map((r) => ({ a: facts.get(r.a as number), b: facts.get(r.b as number), score: r.score })), total, threshold };
+    }
+    const found: [number, number, number][] = [];
+    for (const t of types) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
+    found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
+    const top = found.slice(0, limit);
+    const facts = this.reader.getMany(top.flatMap(([, a, b]) => [a, b]));
+    return { pairs: top.map(([s, a, b]) => ({ a: facts.get(a), b: facts.get(b), score: s })), total: found.length, threshold };
+  }
+
+  /** Each fact's nearest same-type cosine, for the histogram: from the pairs kept on write, so
+   * facts whose nearest is below the floor are not listed (as review.py's `nearest`). */
+  nearest(type: string | null) {
+    const types = this.types(type);
+    if (this.state.pairsReady()) {
+      // Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
+      const marks = types.map(() => "?").join(",");
+      const best = new Map<number, number>();
+      for (const side of ["a", "b"]) {
+        for (const r of this.sql.exec(`SELECT ${side} AS id, max(score) AS s FROM pairs WHERE type IN (${marks}) GROUP BY ${side}`, ...types)) {
+          if (!(best.get(r.id as number)! >= (r.s as number))) best.set(r.id as number, r.s as number);
+        }
+      }
+      return [...best].sort((x, y) => x[0] - y[0]).map(([id, score]) => ({ id, score }));
+    }
+    const best = new Map<number, number>();
+    for (const t of this.types(type)) {
+      for (const [s, a, b] of this.vectors.pairs(t)) {
+        if (!(best.get(a)! >= s)) best.set(a, s);
+        if (!(best.get(b)! >= s)) best.set(b, s);
+      }
+    }
+    return [...best].filter(([, score]) => score >= this.state.floor).map(([id, score]) => ({ id, score }));
+  }
+
+  neighbours(id: number, limit: number) {
+    this.reader.get(id);
+    const v = this.vectors.vector(id);
+    if (!v) return { neighbours: [] };
+    const near = this.vectors.search(v.slice(), null, limit, id);
+    const facts = this.reader.getMany(near.map(([i]) => i));
+    return { neighbours: near.map(([i, s]) => ({ fact: facts.get(i), cosine: s })) };
+  }
+}
