@@ -6,7 +6,7 @@ PYTHON ?= $(shell for p in python python3.12 python3.13 $$HOME/.pyenv/versions/3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run run-worker test test-fast bench evalsets clean
+.PHONY: install run run-worker lint test test-fast bench screenshots evalsets clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)"; exit 1; }
@@ -32,12 +32,20 @@ run: install
 run-worker: install
 	$(BIN)/python scripts/run.py --worker
 
-test: install
-	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" tsc --noEmit && PATH="$$PWD/node_modules/.bin:$$PATH" vitest run
-	$(BIN)/python -m pytest
+# ruff (rules in pyproject.toml) and the Worker's type check: seconds, so every test run starts with them.
+lint: install
+	$(BIN)/ruff check .
+	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" tsc --noEmit
 
+# --durations: CI's output names the slowest tests, so a test that grows slow is seen.
+test: lint
+	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" vitest run
+	$(BIN)/python -m pytest --durations=15
+
+# A quick check while working (about 20 s here): no browser, and no test that starts a process
+# (tests/fast_selection.py marks those slow).
 test-fast: install
-	$(BIN)/python -m pytest -m "not browser and not slow"
+	$(BIN)/python -m pytest -p tests.fast_selection -m "not browser and not slow" --durations=15
 
 bench: install
 	$(BIN)/python benchmarks/memory_bench.py
@@ -46,6 +54,10 @@ bench: install
 	$(BIN)/python benchmarks/ablation.py
 	$(BIN)/python benchmarks/worker_bench.py
 	$(BIN)/python benchmarks/dedup_quality.py
+
+# docs/screenshots/*.png from the real app on a fresh demo memory (needs /usr/bin/chromium).
+screenshots: install
+	$(BIN)/python scripts/screenshots.py
 
 # Load the shipped evaluation sets into the running demo memory (start `make run` first).
 evalsets: install

@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import memories  # noqa: E402, F401  (first: it sets OpenBLAS's idle-thread timeout before numpy loads)
 
-import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 

@@ -1,6 +1,6 @@
 """The recall quality table through the HTTP service and the dashboard's evaluation code: each
 shipped evaluation set in a memory of its own, three modes, under the seed's fusion and the
-service default. (benchmarks/ablation.py gives the README's table, seen and unseen apart.)
+service default. (benchmarks/ablation.py gives docs/recall-quality.md's table, seen and unseen apart.)
 
     .venv/bin/python benchmarks/recall_quality.py
 """

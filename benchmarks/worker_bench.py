@@ -24,7 +24,6 @@ import time
 from datetime import date
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """Evaluation sets: load them, run them against the memory, and compare two fusion settings.
 
-A set file is JSON (see README, "Evaluation set format"):
+A set file is JSON (see docs/recall-quality.md, "Evaluation set format"):
 
     {"name": "personal",
      "facts": [{"text": "...", "type": "fact", "source": "chat"}, ...],

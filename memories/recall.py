@@ -247,7 +247,7 @@ def fuse(kw: list[tuple[int, float]], vec: list[tuple[int, float]], fusion: Fusi
 # her other facts. The top facts and the query are embedded again without the words the top
 # shares, and each fact gains its cosine there (as a share of the best, times RERANK_WEIGHT):
 # the model then compares what tells them apart. Chosen on the seen sets, then run once on the
-# unseen (README, "Recall quality").
+# unseen (docs/recall-quality.md).
 RERANK_SHARED = 2  # a query term at least this many of the top facts hold is shared
 RERANK_WEIGHT = 0.5
 
@@ -298,8 +298,8 @@ def via(kw_rank: int | None, vec_rank: int | None) -> str:
 
 
 SEED = Fusion()  # the design we started from: RRF, k=60, top 30 each
-# The default, chosen on evaluation sets written before it and run once per candidate (README,
-# "Recall quality"): score-aware fusion with the keyword list weighed by how informative its
+# The default, chosen on evaluation sets written before it and run once per candidate
+# (docs/recall-quality.md): score-aware fusion with the keyword list weighed by how informative its
 # matched terms are, and query terms expanded to the memory's own words the model finds close
 # (cosine >= 0.65, chosen on the seen sets, then run once on the unseen), then the top 5 ranked
 # again without the words they share (`rerank`: the same way). Phrases and "my" as "the owner's"

@@ -71,9 +71,9 @@ def test_a_generated_set_is_what_its_generator_makes(name):
     assert json.loads((SETS / f"{name}.json").read_text()) == generate()
 
 
-# What the README's quality table reports, held as floors. homefinance (unseen) is the set where
+# What docs/recall-quality.md's table reports, held as floors. homefinance (unseen) is the set where
 # the default ranks questions lower than vector search alone at rank 1; relations2 (unseen) the
-# one where it loses one at rank 5 (README, "Recall quality").
+# one where it loses one at rank 5 (docs/recall-quality.md).
 BEHIND_VECTOR_AT_1 = {"homefinance": 2}
 BEHIND_VECTOR_AT_5 = {"relations2": 1}
 

@@ -4,7 +4,7 @@ Schemathesis generates from the service's own OpenAPI document, in positive and 
 (valid requests, and ones that break the schema), and every response must match the document.
 A Hypothesis strategy of arbitrary JSON goes where the schema does not: deep nesting, lone
 surrogates, huge and non-finite numbers and wrong types, to every route. Bounded for CI;
-FUZZ_EXAMPLES raises it (README)."""
+FUZZ_EXAMPLES raises it (docs/testing.md)."""
 
 import base64
 import json

@@ -1,6 +1,6 @@
 """The two memories rank alike: each shipped evaluation set, seen or unseen (comparing the two
 memories tunes nothing), loaded into a fresh local service and a fresh Durable Object (same
-model, through embed-server), gives every question the same rank in every list. hit@1 / hit@5 therefore match too; the README's quality table holds for both."""
+model, through embed-server), gives every question the same rank in every list. hit@1 / hit@5 therefore match too; the quality table in docs/recall-quality.md holds for both."""
 
 from __future__ import annotations
 

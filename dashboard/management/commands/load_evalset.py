@@ -11,7 +11,7 @@ from dashboard.memory import memory as memory_client
 
 SETS = Path(__file__).resolve().parents[2] / "evalsets"
 # Sets about the demo owner or nobody in particular; the holdout*.json sets are other households: each
-# goes into a memory of its own (README, "Recall quality").
+# goes into a memory of its own (docs/recall-quality.md).
 SHIPPED = [SETS / "personal.json", SETS / "lookalikes.json"]
 
 
