@@ -189,11 +189,12 @@ def main() -> None:
             memory.recall(q)
         matches, reranks = plans(memory, queries)
         # Interleaved, so a change in the machine's load touches both alike.
-        engine, floor, unranked = [], [], []
+        engine, floor, unranked, logged = [], [], [], []
         for q in queries:
             engine.append(timed(memory.recall, q))
             floor.append(timed(floor_query, memory, embedder, q, matches[q], reranks[q]))
             unranked.append(timed(memory.recall, q, fusion=replace(memory.fusion, rerank=0)))
+            logged.append(timed(memory.recall, q, log=True, client="bench"))  # as the service does by default
         writes = [timed(memory.add, f["text"], f["type"], f["source"]) for f in extra[:100]]
         for f in extra[:100]:  # keep the size steady for the next step
             found = memory.list(q=f["text"], limit=1)[0]
@@ -223,7 +224,10 @@ def main() -> None:
         with service.client() as api:
             for q in queries[:10]:
                 api.post("/recall", json={"query": q})
-            http = [timed(api.post, "/recall", json={"query": q}) for q in queries]
+            http, quiet = [], []  # logged (the default) and not, interleaved
+            for q in queries:
+                http.append(timed(api.post, "/recall", json={"query": q}))
+                quiet.append(timed(api.post, "/recall", json={"query": q, "log": False}))
             t = time.perf_counter()
             api.get("/duplicates", params={"threshold": 0.97})
             http_dup = time.perf_counter() - t
@@ -240,7 +244,9 @@ def main() -> None:
             "floor p50 ms": pct(floor, 50),
             "engine/floor p50": statistics.median(engine) / statistics.median(floor),
             "engine recall without rerank p50 ms": pct(unranked, 50),
+            "engine recall logged p50 ms": pct(logged, 50),
             "http recall p50 ms": pct(http, 50), "http recall p95 ms": pct(http, 95),
+            "http recall not logged p50 ms": pct(quiet, 50),
             "write p50 ms": pct(writes, 50),
             "duplicates s": dup_time, "http duplicates s": http_dup,
             "duplicates 0.85 s": dup85, "duplicates 0.80 s": dup80, "nearest s": near_time,

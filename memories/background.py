@@ -38,9 +38,10 @@ class Background:
                             s, a, b = zip(*mine)
                             state.pairs.put_all(t, np.array(s, np.float32), np.array(a, np.int64), np.array(b, np.int64))
                     db.execute("DROP TABLE pairs_old")
-            if not state.embedder or state.pairs_built():
+            if not state.embedder or state.pairs_built(state.floor_setting):
                 return
-            with state.writing():
+            with state.writing():  # this process's floor becomes the file's, for every process on it
+                state.floor = state.floor_setting
                 rebuild_pairs(state, state.vectors)
 
     def build_vocabulary(self) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from .recall import PRESETS, Fusion
 from .facts import DEFAULT_FLOOR, DEFAULT_THRESHOLD, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .history import DEFAULT_KEEP as HISTORY_KEEP
+from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
 
 IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64
@@ -47,7 +49,12 @@ def memory_at(db: str, embedder) -> Memory:
     floor = env_float("MEMORY_REVIEW_FLOOR", DEFAULT_FLOOR)  # pairs at or above it are kept on write
     if not 0.5 <= floor <= threshold:
         raise SystemExit(f"error: MEMORY_REVIEW_FLOOR must be between 0.5 and the duplicate threshold ({threshold})")
-    return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold, floor=floor)
+    history = int(env_float("MEMORY_HISTORY", HISTORY_KEEP))  # entries kept: how far back undo reaches
+    recall_log = int(env_float("MEMORY_RECALL_LOG", RECALL_LOG_KEEP))  # recalls kept; 0 logs none
+    if history < 1 or recall_log < 0:
+        raise SystemExit("error: MEMORY_HISTORY must be at least 1 and MEMORY_RECALL_LOG at least 0")
+    return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold, floor=floor, history=history,
+                  recall_log=recall_log)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -127,7 +134,7 @@ def import_(args: argparse.Namespace) -> int:
         items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
     created = duplicates = 0
     with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
-        for batch in memory.import_batches(items, IMPORT_BATCH):
+        for batch in memory.import_batches(items, IMPORT_BATCH, client="cli"):
             created += sum(r.created for r in batch)
             duplicates += sum(not r.created for r in batch)
             bar.update(len(batch))
@@ -141,7 +148,7 @@ def remote(url: str):
     secret = os.environ.get("MEMORY_SECRET", "")
     if not secret:
         raise SystemExit("error: set MEMORY_SECRET to the memory's shared secret")
-    return MemoryClient(url, secret, timeout=120)
+    return MemoryClient(url, secret, timeout=120, name="cli")
 
 
 def import_url(args: argparse.Namespace, items: list[dict]) -> int:

@@ -1,4 +1,4 @@
-"""The one way the dashboard reaches a memory: an httpx client of ../shared/memory-api.md.
+"""The one way the dashboard reaches a memory: an httpx client of docs/memory-api.md.
 
 Works against any implementation of the contract (the local service, a Durable Object).
 Errors form one tree: `Unreachable` (no answer: refused, timed out) apart from `StatusError`
@@ -7,6 +7,7 @@ Errors form one tree: `Unreachable` (no answer: refused, timed out) apart from `
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ READ_TIMEOUT = 10.0
 SLOW_READ_TIMEOUT = 300.0  # /reindex re-embeds every fact
 RETRIES = 2  # for requests that are safe to repeat (reads), and only when nothing was answered
 SECRET_HEADER = "X-Memory-Secret"
+CLIENT_HEADER = "X-Memory-Client"  # who asks, for the memory's history and recall log
 
 
 class MemoryServiceError(Exception):
@@ -157,6 +159,49 @@ class Pair:
 
 
 @dataclass(frozen=True)
+class HistoryEntry:
+    """One thing done to the memory (GET /history): `before` and `after` are the fact (or the
+    settings) as they were, as the contract's JSON."""
+
+    id: int
+    at: datetime
+    client: str
+    op: str
+    fact_id: int | None
+    before: dict | None
+    after: dict | None
+    note: str
+    undone_by: int | None
+
+    @classmethod
+    def from_json(cls, d: dict) -> HistoryEntry:
+        return cls(int(d["id"]), parse_time(d["at"]), str(d["client"]), str(d["op"]), d.get("fact_id"), d.get("before"),
+                   d.get("after"), str(d.get("note") or ""), d.get("undone_by"))
+
+
+@dataclass(frozen=True)
+class LoggedRecall:
+    """One recall as a client made it (GET /recalls): `results` is [{"id", "via", "score"}] in order."""
+
+    id: int
+    at: datetime
+    client: str
+    query: str
+    type: str | None
+    mode: str
+    limit: int
+    settings: dict
+    results: list[dict]
+    model: str | None
+    ms: float
+
+    @classmethod
+    def from_json(cls, d: dict) -> LoggedRecall:
+        return cls(int(d["id"]), parse_time(d["at"]), str(d["client"]), str(d["query"]), d.get("type"), str(d["mode"]),
+                   int(d["limit"]), dict(d["settings"]), [dict(r) for r in d["results"]], d.get("model"), float(d["ms"]))
+
+
+@dataclass(frozen=True)
 class Health:
     ok: bool
     facts: int
@@ -174,9 +219,11 @@ class MemoryClient:
         timeout: httpx.Timeout | float | None = None,
         transport: httpx.BaseTransport | None = None,
         retries: int = RETRIES,
+        name: str = "",
     ):
         self.base_url = base_url.rstrip("/")
         self.retries = retries
+        self.name = name  # X-Memory-Client: "dashboard", "cli", an MCP client's name
         self.http = httpx.Client(
             base_url=self.base_url,
             headers={SECRET_HEADER: secret, "Accept": "application/json"},
@@ -187,12 +234,20 @@ class MemoryClient:
     def close(self) -> None:
         self.http.close()
 
+    def named(self, name: str) -> MemoryClient:
+        """This client (the same connections) under another X-Memory-Client name."""
+        other = copy.copy(self)
+        other.name = name
+        return other
+
     # -- transport ---------------------------------------------------------------------
 
     def _request(self, method: str, path: str, *, safe: bool = False, **kwargs) -> Any:
         attempts = 1 + (self.retries if safe else 0)
         for attempt in range(attempts):
             try:
+                if self.name:
+                    kwargs["headers"] = {**kwargs.get("headers", {}), CLIENT_HEADER: self.name}
                 response = self.http.request(method, path, **kwargs)
                 break
             except httpx.TimeoutException as e:
@@ -247,6 +302,16 @@ class MemoryClient:
         body = self._request("GET", "/facts", safe=True, params=params)
         return self._parse(lambda b: Page([Fact.from_json(f) for f in b["facts"]], b.get("next_cursor"), int(b["total"])), body)
 
+    def facts(self, ids) -> dict[int, Fact]:
+        """The facts of these ids that exist, by id (GET /facts?ids=, 100 at a time)."""
+        ids = sorted({int(i) for i in ids})
+        found: dict[int, Fact] = {}
+        for i in range(0, len(ids), 100):
+            part = ids[i : i + 100]
+            body = self._request("GET", "/facts", safe=True, params={"ids": ",".join(map(str, part)), "limit": 100})
+            found.update((f.id, f) for f in self._parse(lambda b: [Fact.from_json(f) for f in b["facts"]], body))
+        return found
+
     def get(self, fact_id: int) -> Fact:
         return self._parse(Fact.from_json, self._request("GET", f"/facts/{int(fact_id)}", safe=True))
 
@@ -274,17 +339,23 @@ class MemoryClient:
 
         return self._parse(parse, body)
 
-    def edit(self, fact_id: int, *, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+    def edit(self, fact_id: int, *, text: str | None = None, type: str | None = None, source: str | None = None,
+             note: str = "") -> Fact:
+        """`note`: why, as the memory's history keeps it."""
         changes = {k: v for k, v in {"text": text, "type": type, "source": source}.items() if v is not None}
-        return self._parse(Fact.from_json, self._request("PATCH", f"/facts/{int(fact_id)}", json=changes))
+        return self._parse(Fact.from_json, self._request("PATCH", f"/facts/{int(fact_id)}", json=changes,
+                                                         params={"note": note} if note else None))
 
-    def delete(self, fact_id: int) -> Fact | None:
-        body = self._request("DELETE", f"/facts/{int(fact_id)}")
+    def delete(self, fact_id: int, note: str = "") -> Fact | None:
+        body = self._request("DELETE", f"/facts/{int(fact_id)}", params={"note": note} if note else None)
         return self._parse(Fact.from_json, body["fact"]) if "fact" in body else None
 
     def recall(self, query: str, *, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: dict | None = None, mode: str = "hybrid") -> Recall:
+               fusion: dict | None = None, mode: str = "hybrid", log: bool = True) -> Recall:
+        """`log=False` keeps it out of the recall log (the owner's own look, not the agent's recall)."""
         payload: dict = {"query": query, "limit": limit, "debug": debug}
+        if not log:
+            payload["log"] = False
         if mode != "hybrid":  # hybrid is the default: a memory of the base contract takes this request too
             payload["mode"] = mode
         if type:
@@ -338,3 +409,46 @@ class MemoryClient:
 
     def reindex(self) -> dict:
         return self._request("POST", "/reindex", timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
+
+    # -- what was done (contract v3) ---------------------------------------------------
+
+    def history(self, *, limit: int = 50, cursor: str | None = None, op: str | None = None, client: str | None = None,
+                fact_id: int | None = None) -> tuple[list[HistoryEntry], str | None]:
+        params = {k: v for k, v in {"limit": limit, "cursor": cursor, "op": op, "client": client,
+                                    "fact_id": fact_id}.items() if v is not None}
+        body = self._request("GET", "/history", safe=True, params=params)
+        return self._parse(lambda b: ([HistoryEntry.from_json(e) for e in b["entries"]], b.get("next_cursor")), body)
+
+    def history_entry(self, entry_id: int) -> HistoryEntry:
+        return self._parse(HistoryEntry.from_json, self._request("GET", f"/history/{int(entry_id)}", safe=True))
+
+    def undo(self, entry_id: int) -> tuple[HistoryEntry, Fact | None, bool]:
+        """Undo one history entry: (the entry recording the undo, the fact, whether anything changed)."""
+        body = self._request("POST", f"/history/{int(entry_id)}/undo")
+        return self._parse(lambda b: (HistoryEntry.from_json(b["entry"]), Fact.from_json(b["fact"]) if b.get("fact") else None,
+                                      bool(b["restored"])), body)
+
+    def forget(self, fact_id: int) -> int:
+        """Every history entry of a fact, gone (after deleting it: a secret stored by mistake)."""
+        return self._parse(lambda b: int(b["deleted"]), self._request("DELETE", "/history", params={"fact_id": int(fact_id)}))
+
+    def recalls(self, *, limit: int = 50, cursor: str | None = None, client: str | None = None, q: str | None = None,
+                empty: bool = False, fact_id: int | None = None) -> tuple[list[LoggedRecall], str | None, int]:
+        params = {k: v for k, v in {"limit": limit, "cursor": cursor, "client": client, "q": q or None,
+                                    "empty": "true" if empty else None, "fact_id": fact_id}.items() if v is not None}
+        body = self._request("GET", "/recalls", safe=True, params=params)
+        return self._parse(lambda b: ([LoggedRecall.from_json(r) for r in b["recalls"]], b.get("next_cursor"),
+                                      int(b["total"])), body)
+
+    def logged_recall(self, entry_id: int) -> LoggedRecall:
+        return self._parse(LoggedRecall.from_json, self._request("GET", f"/recalls/{int(entry_id)}", safe=True))
+
+    def clear_recalls(self) -> int:
+        return self._parse(lambda b: int(b["deleted"]), self._request("DELETE", "/recalls"))
+
+    def settings(self) -> dict:
+        """The memory's own recall settings: {"fusion", "shipped", "changed"}."""
+        return self._request("GET", "/settings", safe=True)
+
+    def put_settings(self, fusion: dict) -> dict:
+        return self._request("PUT", "/settings", json={"fusion": fusion})

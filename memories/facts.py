@@ -4,8 +4,9 @@ to statuses, the limits, and the checks every input goes through before any writ
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from .vectors import TYPES
 
@@ -49,6 +50,10 @@ class Conflict(StoreError):
 
 class IdTaken(StoreError):
     code, status = "id_taken", 409
+
+
+class AlreadyUndone(StoreError):
+    code, status = "already_undone", 409
 
 
 class Unavailable(StoreError):
@@ -127,26 +132,44 @@ def clean_source(source: object) -> str:
     return valid_unicode(source, "source").strip()
 
 
+# What a time may be (as the Worker's facts.ts): YYYY-MM-DD, T (or t, or a space), HH:MM, then
+# optionally :SS and a fraction of 1 to 6 digits, then Z (or z) or an offset +HH:MM or +HHMM.
+# ASCII digits only; tests/golden/parsing.json holds the cases both sides answer alike.
+TIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,6}))?)?"
+                  r"(?:([Zz])|([+-])([0-9]{2}):?([0-9]{2}))?")
+
+
 def clean_time(value: object, name: str) -> str | None:
-    """An ISO-8601 time as this store writes it (UTC, microseconds, Z), or None."""
+    """A time as this store writes it (UTC, microseconds, Z), or None. Any other time, a date
+    that is not in the calendar (2024-02-30, 24:00) or one outside the years 1 to 9999 in UTC: 422."""
     if value is None:
         return None
+    m = TIME.fullmatch(value) if isinstance(value, str) else None
+    if not m:
+        raise InvalidInput(f"{name} is not an ISO-8601 time")
+    y, mo, d, h, mi, s, frac, z, sign, oh, om = m.groups()
     try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        if when.tzinfo is None:
+        if sign and not (int(oh) < 24 and int(om) < 60):
+            raise ValueError
+        when = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), int((frac or "").ljust(6, "0")))
+        if not z and not sign:
             raise InvalidInput(f"{name} needs a time zone (end it in Z for UTC)")
-        return stamp(when)
-    except (ValueError, OverflowError):
+        offset = timedelta(hours=int(oh), minutes=int(om)) * (-1 if sign == "-" else 1) if sign else timedelta(0)
+        return stamp(when.replace(tzinfo=timezone(offset)))
+    except (ValueError, OverflowError):  # not in the calendar; before year 1 or past 9999 once in UTC
         raise InvalidInput(f"{name} is not an ISO-8601 time") from None
+
+
+MAX_FACT_ID = 2**53 - 1  # the largest id a JSON number holds exactly, and the Worker's JavaScript
 
 
 def clean_id(value: object) -> int | None:
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer() and value < 2**53:  # JSON's 5.0, as the Worker reads it
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_FACT_ID:  # JSON's 5.0, as the Worker reads it
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
-        raise InvalidInput("id must be a positive whole number")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_FACT_ID:
+        raise InvalidInput(f"id must be a whole number from 1 to {MAX_FACT_ID}")
     return value
 
 
@@ -154,12 +177,20 @@ def encode_cursor(fact: Fact) -> str:
     return base64.urlsafe_b64encode(f"{fact.created_at}|{fact.id}".encode()).decode()
 
 
+# What this service gives out: URL-safe base64 with its padding, of "created_at|id".
+CURSOR = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
+
+
 def decode_cursor(cursor: str) -> tuple[str, int]:
+    """(created_at, id) of a cursor: the id after its last "|", ASCII digits, 1 to 2^63 - 1 (an id
+    past 2^53 - 1 is not taken from a client, but autoincrement can reach one)."""
     try:
-        created_at, _, fid = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        if 1 <= int(fid) < 2**63:  # a fact id; a bigger one would overflow SQLite's integers
+        if not (isinstance(cursor, str) and cursor and CURSOR.fullmatch(cursor)):
+            raise ValueError
+        created_at, bar, fid = base64.urlsafe_b64decode(cursor).decode("utf-8").rpartition("|")
+        if bar and re.fullmatch(r"[0-9]{1,30}", fid) and 1 <= int(fid) < 2**63:
             return created_at, int(fid)
-    except Exception:
+    except ValueError:  # UnicodeDecodeError too
         pass
     raise InvalidInput("cursor is not one this service gave out")
 

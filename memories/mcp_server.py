@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -36,6 +36,18 @@ def memory_url(url: str, name: str | None) -> str:
     return f"{url.rstrip('/')}/memories/{name}" if name else url
 
 
+def client_name(ctx: Context | None) -> str:
+    """The agent's MCP client, as the memory's history and recall log name it: "name version"
+    from its `initialize`, in the header's 64 printable ASCII characters."""
+    try:
+        info = ctx.session.client_params.client_info
+        name = f"{info.name} {info.version}".strip()
+    except AttributeError:  # no session (a test calling the tool directly) or no client info
+        return "mcp"
+    name = "".join(c for c in name if " " <= c <= "~").strip()[:64]
+    return name or "mcp"
+
+
 def create_server(client: MemoryClient) -> MCPServer:
     server = MCPServer("memory-desk", instructions=INSTRUCTIONS)
 
@@ -52,11 +64,12 @@ def create_server(client: MemoryClient) -> MCPServer:
         text: Annotated[str, Field(description="One short fact, e.g. 'The owner prefers metric units.'", min_length=1, max_length=8000)],
         type: Annotated[Type, Field(description="fact (about the world or the owner), skill (how to do something) or log (an event)")] = "fact",
         source: Annotated[str, Field(description="Where it came from, e.g. 'chat' or a file name", max_length=200)] = "agent",
+        ctx: Context | None = None,
     ) -> dict:
         """Store a fact in long-term memory. If the memory already holds it (the same text, or a near
         rewording of the same type), nothing new is stored: the answer has created=false and the
         existing fact, with how it matched (exact or near) and the cosine score."""
-        result = call(client.add, text, type, source)
+        result = call(client.named(client_name(ctx)).add, text, type, source)
         out = {"id": result.fact.id, "created": result.created, "fact": fact_dict(result.fact)}
         if not result.created:
             out["duplicate"] = {"match": result.match, "score": result.score,
@@ -69,10 +82,11 @@ def create_server(client: MemoryClient) -> MCPServer:
         mode: Annotated[Mode, Field(description="hybrid (default: words and meaning), keyword (exact words) or vector (meaning only)")] = "hybrid",
         type: Annotated[Type | None, Field(description="Only facts of this type")] = None,
         limit: Annotated[int, Field(description="How many hits", ge=1, le=100)] = 10,
+        ctx: Context | None = None,
     ) -> dict:
         """Recall the facts that best answer a query, best first. Each hit has its score and `via`:
         kw (matched words), vec (similar meaning) or both."""
-        result = call(client.recall, query, type=type, limit=limit, mode=mode)
+        result = call(client.named(client_name(ctx)).recall, query, type=type, limit=limit, mode=mode)
         out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "score": h.score, "via": h.via}
                                              for h in result.results]}
         if result.warning:
@@ -90,13 +104,14 @@ def create_server(client: MemoryClient) -> MCPServer:
         text: Annotated[str | None, Field(description="The new text", min_length=1, max_length=8000)] = None,
         type: Annotated[Type | None, Field(description="The new type")] = None,
         source: Annotated[str | None, Field(description="The new source", max_length=200)] = None,
+        ctx: Context | None = None,
     ) -> dict:
         """Change a fact's text, type or source; what is not given stays. Refused (naming the other
         fact) if the change would make it a duplicate of another fact."""
         if text is None and type is None and source is None:
             raise ToolError("nothing to change: give text, type or source")
         try:
-            return fact_dict(client.edit(id, text=text, type=type, source=source))
+            return fact_dict(client.named(client_name(ctx)).edit(id, text=text, type=type, source=source))
         except Conflict as e:
             other = e.existing
             raise ToolError(f"duplicate: {e.message}" + (f" (fact {other.id}: {other.text!r})" if other else "")) from None
@@ -106,9 +121,9 @@ def create_server(client: MemoryClient) -> MCPServer:
             raise ToolError(str(e)) from None
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True))
-    def memory_delete(id: Annotated[int, Field(description="The fact's id", ge=1)]) -> dict:
-        """Delete a fact for good (the owner's dashboard keeps no copy of what an agent deletes)."""
-        fact = call(client.delete, id)
+    def memory_delete(id: Annotated[int, Field(description="The fact's id", ge=1)], ctx: Context | None = None) -> dict:
+        """Delete a fact. The memory's history keeps it, so the owner can undo the delete."""
+        fact = call(client.named(client_name(ctx)).delete, id)
         return {"deleted": id, "fact": fact_dict(fact) if fact else None}
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))

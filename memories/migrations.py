@@ -6,6 +6,8 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .facts import StoreError
+
 MIGRATIONS: list[str] = [
     # 1: facts are the source of truth; the FTS index and the vectors are derived from them
     # and kept in step by the engine, in the same transaction as the row.
@@ -85,17 +87,49 @@ MIGRATIONS: list[str] = [
         embedding BLOB NOT NULL  -- little-endian float32, unit length
     );
     """,
+    # 5: what was done to the memory, by which client (history.py), written in the same
+    # transaction as each write; and the recall log (recall_log.py). Both keep their newest rows
+    # only, trimmed by id in the transaction that adds one. The memory's own recall settings
+    # live in meta ('settings').
+    """
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        client TEXT NOT NULL,
+        op TEXT NOT NULL,  -- add, edit, delete, restore, settings
+        fact_id INTEGER,
+        before TEXT,  -- JSON: the fact (or the settings) before, or NULL
+        after TEXT,  -- ... and after
+        note TEXT NOT NULL DEFAULT '',
+        undone_by INTEGER  -- the entry that undid this one
+    );
+    CREATE INDEX history_fact ON history (fact_id);
+    CREATE TABLE recalls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        client TEXT NOT NULL,
+        query TEXT NOT NULL,
+        type TEXT,
+        mode TEXT NOT NULL,
+        "limit" INTEGER NOT NULL,
+        settings TEXT NOT NULL,  -- JSON: the fusion used
+        results TEXT NOT NULL,  -- JSON: [{"id", "via", "score"}] in order
+        model TEXT,
+        ms REAL NOT NULL
+    );
+    """,
 ]
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply the migrations this database lacks, each in its own transaction."""
+    """Apply the migrations this database lacks, each in its own transaction. Whether one is
+    applied is read inside that transaction: two processes opening a new file at once take
+    turns, and the second finds the first one's work done."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
     for version, sql in enumerate(MIGRATIONS, start=1):
-        if version in done:
-            continue
         with transaction(conn):
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone():
+                continue
             for statement in sql.split(";\n"):
                 if statement.strip():
                     conn.execute(statement)
@@ -105,13 +139,25 @@ def migrate(conn: sqlite3.Connection) -> int:
     return len(MIGRATIONS)
 
 
+class CommitFailed(StoreError):
+    code, status = "commit_failed", 503
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: all of a write or none of it."""
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: all of a write or none of it. A
+    COMMIT that fails (disk full, an I/O error) is rolled back too, or the connection would stay
+    inside the transaction and refuse every later write."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # (an I/O error may have ended it)
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    try:
+        conn.execute("COMMIT")
+    except sqlite3.Error as e:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise CommitFailed(f"the write could not be committed ({e}): nothing of it was stored") from e

@@ -13,10 +13,10 @@ ERRORS = {
     "400": "Malformed request body",
     "401": "Missing or wrong X-Memory-Secret",
     "404": "No such fact",
-    "409": "The edit would duplicate another fact, or the id to restore is in use",
+    "409": "The edit would duplicate another fact, the id to restore is in use, or the entry was undone already",
     "413": "Text, query or body too large",
     "422": "A value is invalid",
-    "503": "The embedding model is unavailable",
+    "503": "The embedding model is unavailable, the write could not be committed, or the pairs are still being built",
 }
 
 
@@ -49,7 +49,7 @@ def query(name: str, schema: dict, description: str = "") -> dict:
 NEW_FACT = obj({
     "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
     "source": {"type": "string", "maxLength": 200},
-    "id": {"type": "integer", "minimum": 1}, "created_at": {"type": "string", "format": "date-time"},
+    "id": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1}, "created_at": {"type": "string", "format": "date-time"},
     "updated_at": {"type": "string", "format": "date-time"},
 }, required=["text"])
 ADDED = obj({
@@ -57,6 +57,28 @@ ADDED = obj({
     "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
 }, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+ENTRY_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+CLIENT = {"name": "X-Memory-Client", "in": "header", "required": False,
+          "schema": {"type": "string", "maxLength": 64, "pattern": "^[ -~]*$"},
+          "description": "who asks, for the history and the recall log: 1 to 64 printable ASCII characters"}
+NOTE = query("note", {"type": "string", "maxLength": 200}, "why, as the history records it")
+PAGE = [query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
+        query("cursor", {"type": "string"}, "next_cursor of the previous page")]
+NULLABLE_OBJ = {"type": ["object", "null"]}
+ENTRY = obj({
+    "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "client": {"type": "string"},
+    "op": {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings"]},
+    "fact_id": NULLABLE_INT, "before": NULLABLE_OBJ, "after": NULLABLE_OBJ, "note": {"type": "string"},
+    "undone_by": NULLABLE_INT,
+})
+RECALL_ENTRY = obj({
+    "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "client": {"type": "string"},
+    "query": {"type": "string"}, "type": {"type": ["string", "null"]}, "mode": {"type": "string"},
+    "limit": {"type": "integer"}, "settings": {"type": "object"},
+    "results": {"type": "array", "items": obj({"id": {"type": "integer"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
+                                               "score": {"type": "number"}})},
+    "model": {"type": ["string", "null"]}, "ms": {"type": "number"},
+})
 FUSION = obj(
     {
         "preset": {"type": "string", "enum": ["default", "seed"], "description": "start from these settings"},
@@ -112,14 +134,18 @@ RECALL = obj(
     },
     required=["results", "mode"],
 )
+SETTINGS = obj({"fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}}})
 STATS = obj(
     {
         "facts": {"type": "integer"}, "fts": {"type": "integer"}, "vectors": {"type": "integer"},
         "stale_vectors": {"type": "integer"}, "vectors_in_memory": {"type": "integer"},
+        "keyword_errors": {"type": "integer", "description": "keyword searches that failed since the memory opened "
+                           "(a damaged FTS index): those recalls answered by vector alone"},
         "by_type": obj({t: {"type": "integer"} for t in ("fact", "skill", "log")}),
         "orphans": obj({
             name: {"type": "array", "items": {"type": "integer"}}
-            for name in ("fts_without_fact", "vectors_without_fact", "facts_without_fts", "facts_without_vector")
+            for name in ("fts_without_fact", "vectors_without_fact", "facts_without_fts", "facts_without_vector",
+                         "vectors_out_of_step")
         }),
         "consistent": {"type": "boolean", "description": "no orphans, as many FTS entries and vectors as facts, "
                        "and the vectors recall searches in memory are exactly those of the vectors table"},
@@ -156,7 +182,9 @@ def openapi_document() -> dict:
         "security": [{"secret": []}],
         "paths": {
             "/health": {"get": {
-                "summary": "Is the service up, and with which model", "security": [],
+                "summary": "Is the service up; with the secret, also its count and model", "security": [],
+                "description": "Without the secret only `ok`: nothing about the memory is said, and the memory is"
+                               " not opened (on the Worker its Durable Object is not woken, so no storage is created).",
                 "responses": ok(obj({
                     "ok": {"type": "boolean"}, "facts": {"type": "integer"}, "model": {"type": ["string", "null"]},
                     "dims": {"type": "integer"}, "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
@@ -173,6 +201,8 @@ def openapi_document() -> dict:
                         query("q", {"type": "string", "maxLength": 8000}, "plain substring filter, no longer than a fact"),
                         query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
                         query("cursor", {"type": "string"}, "next_cursor of the previous page"),
+                        query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"},
+                              "only these facts: up to 100 ids, comma-separated"),
                     ],
                     "responses": {
                         **ok(obj({"facts": {"type": "array", "items": FACT}, "next_cursor": {"type": ["string", "null"]},
@@ -182,6 +212,7 @@ def openapi_document() -> dict:
                 },
                 "post": {
                     "summary": "Store a fact, or return the one it duplicates",
+                    "parameters": [CLIENT],
                     "description": "id, created_at and updated_at are for restoring a deleted or exported fact.",
                     "requestBody": body(NEW_FACT),
                     "responses": {
@@ -196,6 +227,7 @@ def openapi_document() -> dict:
             },
             "/facts/batch": {"post": {
                 "summary": "Store up to 100 facts in one transaction: all of them, or none on an error",
+                "parameters": [CLIENT],
                 "description": "Each fact as POST /facts takes it; each result as POST /facts answers "
                 "(created, or the fact it duplicates). For moving a memory: `python -m memories import --url`.",
                 "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100}})),
@@ -207,6 +239,7 @@ def openapi_document() -> dict:
                 "get": {"summary": "One fact", "responses": {**ok(FACT), **errors("401", "404")}},
                 "patch": {
                     "summary": "Edit a fact; its FTS entry and vector change with it",
+                    "parameters": [CLIENT, NOTE],
                     "requestBody": body(obj({
                         "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
                         "source": {"type": "string", "maxLength": 200},
@@ -215,7 +248,8 @@ def openapi_document() -> dict:
                 },
                 "delete": {
                     "summary": "Delete a fact with its FTS entry and vector",
-                    "responses": {**ok(obj({"deleted": {"type": "integer"}, "fact": FACT})), **errors("401", "404")},
+                    "parameters": [CLIENT, NOTE],
+                    "responses": {**ok(obj({"deleted": {"type": "integer"}, "fact": FACT})), **errors("401", "404", "422", "503")},
                 },
             },
             "/facts/{id}/neighbours": {
@@ -237,7 +271,9 @@ def openapi_document() -> dict:
                     "debug": {"type": "boolean", "default": False}, "fusion": FUSION,
                     "mode": {"type": "string", "enum": ["hybrid", "keyword", "vector"], "default": "hybrid",
                              "description": "hybrid fuses the keyword and vector lists; keyword and vector answer from one"},
+                    "log": {"type": "boolean", "default": True, "description": "keep it in the recall log (GET /recalls)"},
                 }, required=["query"])),
+                "parameters": [CLIENT],
                 "responses": {**ok(RECALL), **errors("400", "401", "413", "422")},
             }},
             "/explain": {"post": {
@@ -272,14 +308,14 @@ def openapi_document() -> dict:
                 "responses": {**ok(obj({
                     "pairs": {"type": "array", "items": obj({"a": FACT, "b": FACT, "score": {"type": "number"}})},
                     "total": {"type": "integer"}, "threshold": {"type": "number"},
-                })), **errors("401", "422")},
+                })), **errors("401", "422", "503")},
             }},
             "/duplicates/nearest": {"get": {
                 "summary": "Each fact's cosine with its nearest same-type neighbour, where that is at or above the review floor",
                 "parameters": [query("type", TYPE_FILTER)],
                 "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})},
                                         "floor": {"type": "number", "description": "facts whose nearest is below it are not listed"}})),
-                              **errors("401", "422")},
+                              **errors("401", "422", "503")},
             }},
             "/stats": {"get": {"summary": "Counts and orphans", "responses": {**ok(STATS), **errors("401")}}},
             "/reindex": {"post": {
@@ -288,5 +324,61 @@ def openapi_document() -> dict:
                                         "vectors": {"type": "integer"}, "model": {"type": ["string", "null"]}})),
                               **errors("401", "503")},
             }},
+            "/history": {
+                "get": {
+                    "summary": "What was done to the memory, by any client, newest first",
+                    "parameters": [*PAGE, query("op", {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings"]}),
+                                   query("client", {"type": "string", "maxLength": 64}),
+                                   query("fact_id", {"type": "integer", "minimum": 1})],
+                    "responses": {**ok(obj({"entries": {"type": "array", "items": ENTRY},
+                                            "next_cursor": {"type": ["string", "null"]}})), **errors("401", "422")},
+                },
+                "delete": {
+                    "summary": "Forget a fact for good: every history entry of it",
+                    "parameters": [{**query("fact_id", {"type": "integer", "minimum": 1}), "required": True}],
+                    "responses": {**ok(obj({"deleted": {"type": "integer"}})), **errors("401", "422")},
+                },
+            },
+            "/history/{id}": {
+                "parameters": [ENTRY_ID],
+                "get": {"summary": "One history entry", "responses": {**ok(ENTRY), **errors("401", "404")}},
+            },
+            "/history/{id}/undo": {
+                "parameters": [ENTRY_ID],
+                "post": {
+                    "summary": "Undo one entry: a delete comes back, an edit goes back, an add goes, settings go back",
+                    "parameters": [CLIENT],
+                    "responses": {**ok(obj({"entry": ENTRY, "fact": {"anyOf": [FACT, {"type": "null"}]},
+                                            "restored": {"type": "boolean"}})),
+                                  **errors("401", "404", "409", "422", "503")},
+                },
+            },
+            "/recalls": {
+                "get": {
+                    "summary": "The recall log: recalls as clients made them, newest first",
+                    "parameters": [*PAGE, query("client", {"type": "string", "maxLength": 64}),
+                                   query("q", {"type": "string", "maxLength": 1000}, "a substring of the query"),
+                                   query("empty", {"type": "boolean"}, "only recalls that returned nothing"),
+                                   query("fact_id", {"type": "integer", "minimum": 1}, "only recalls that returned this fact")],
+                    "responses": {**ok(obj({"recalls": {"type": "array", "items": RECALL_ENTRY},
+                                            "next_cursor": {"type": ["string", "null"]}, "total": {"type": "integer"}})),
+                                  **errors("401", "422")},
+                },
+                "delete": {"summary": "Clear the recall log", "responses": {**ok(obj({"deleted": {"type": "integer"}})),
+                                                                            **errors("401")}},
+            },
+            "/recalls/{id}": {
+                "parameters": [ENTRY_ID],
+                "get": {"summary": "One logged recall", "responses": {**ok(RECALL_ENTRY), **errors("401", "404")}},
+            },
+            "/settings": {
+                "get": {"summary": "The memory's own recall settings", "responses": {**ok(SETTINGS), **errors("401")}},
+                "put": {
+                    "summary": "Set the memory's own recall settings (recorded in the history)",
+                    "parameters": [CLIENT],
+                    "requestBody": body(obj({"fusion": FUSION}, extra=False)),
+                    "responses": {**ok(SETTINGS), **errors("400", "401", "422")},
+                },
+            },
         },
     }

@@ -7,6 +7,7 @@ caller holds, so the rows and the matrix come from one snapshot."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable
 
@@ -14,6 +15,8 @@ from .facts import (FACT_COLUMNS, MAX_FILTER, Fact, InvalidInput, NotFound, clea
                     valid_unicode)
 from .recall import idf, information, quote
 from .state import State
+
+log = logging.getLogger(__name__)
 
 
 class Reader:
@@ -56,9 +59,13 @@ class Reader:
         q: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        ids: list[int] | None = None,
     ) -> tuple[list[Fact], str | None, int]:
         """Newest first: (facts, next cursor or None, total matching the filters)."""
         where, args = [], []
+        if ids is not None:
+            where.append(f"id IN ({','.join('?' * len(ids))})" if ids else "0")
+            args.extend(ids)
         if type:
             where.append("type = ?")
             args.append(clean_type(type))
@@ -111,8 +118,10 @@ class Reader:
         try:
             return self.state.db.execute(sql, args).fetchall()
         except sqlite3.OperationalError:
-            # The builder quotes every term, so this should not happen; if it does, the
-            # query still gets its vector results rather than an error.
+            # The builder quotes every term, so this should not happen; if it does (a damaged
+            # index, say), the query still gets its vector results, and /stats says so.
+            log.exception("the keyword search failed for MATCH %r: this recall is by vector alone", match)
+            self.state.keyword_errors += 1
             return []
 
     def having(self, term: str) -> int:

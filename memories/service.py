@@ -8,6 +8,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import math
 import re
 import threading
 from collections.abc import Awaitable, Callable
@@ -24,7 +25,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .openapi import openapi_document
 from .recall import METHODS, PRESETS, Fusion
 from .embeddings import Embedder
-from .facts import MODES, AddResult, Conflict, InvalidInput, NotFound, StoreError, TooLarge
+from .facts import MAX_FACT_ID, MODES, valid_unicode, AddResult, Conflict, InvalidInput, NotFound, StoreError, TooLarge
+from .history import MAX_NOTE, clean_client
 from .store import Memory
 
 log = logging.getLogger(__name__)
@@ -85,8 +87,17 @@ async def read_json(request: Request) -> dict:
     return data
 
 
-# A whole number in a query string: int() alone would also take "1_000" and full-width digits.
-WHOLE = re.compile(r"\s*[+-]?[0-9]+\s*")
+# The numbers a query string (or a JSON string) may hold, as the Worker's http.ts reads them
+# (tests/golden/parsing.json): ASCII digits, surrounded by ASCII white space at most ("+5" in a
+# URL arrives as " 5"). int() and float() alone would also take "1_000", "١٢" and "nan".
+BLANK = " \t\n\r\f\v"
+WHOLE = re.compile(r"[+-]?[0-9]+")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def number_text(x: float) -> str:
+    """A bound as JavaScript writes it (1.0 is "1"), so both memories word a range alike."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
 def int_param(value, name: str, default: int, low: int, high: int) -> int:
@@ -95,25 +106,33 @@ def int_param(value, name: str, default: int, low: int, high: int) -> int:
     # JSON's 5.0 is a whole number too (JSON Schema's "integer"; the Worker's JSON.parse cannot tell them apart).
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and WHOLE.fullmatch(value)):
+    elif isinstance(value, str) and WHOLE.fullmatch(value.strip(BLANK)):
+        text = value.strip(BLANK)
+        # Its first 31 digits: a number that long is past every bound all the same, and int() of
+        # 4,300 digits would raise (a 500 where any other bad number is a 422).
+        value = int(("-" if text[0] == "-" else "") + (text.lstrip("+-").lstrip("0")[:31] or "0"))
+    if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{name} must be a whole number")
-    n = int(value)
-    if not low <= n <= high:
+    if not low <= value <= high:
         raise InvalidInput(f"{name} must be between {low} and {high}")
-    return n
+    return value
 
 
 def float_param(value, name: str, default: float, low: float, high: float) -> float:
     if value is None or value == "":
         return default
-    if isinstance(value, bool):
+    if isinstance(value, str) and DECIMAL.fullmatch(value.strip(BLANK)):
+        value = float(value.strip(BLANK))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(f"{name} must be a number")
     try:
         x = float(value)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: a whole number past a float's range
+    except OverflowError:  # a whole number past a float's range
         raise InvalidInput(f"{name} must be a number") from None
-    if not low <= x <= high:  # also rejects NaN
-        raise InvalidInput(f"{name} must be between {low} and {high}")
+    if not math.isfinite(x):  # 1e999 and JSON's 1e400 are infinite: no number to compare
+        raise InvalidInput(f"{name} must be a number")
+    if not low <= x <= high:
+        raise InvalidInput(f"{name} must be between {number_text(low)} and {number_text(high)}")
     return x
 
 
@@ -151,6 +170,15 @@ def fusion_param(data: dict, default: Fusion) -> Fusion:
     )
 
 
+def query_bool(value: str | None, name: str) -> bool:
+    """A query string's true/false (absent: false)."""
+    if value in (None, "", "false", "0"):
+        return False
+    if value in ("true", "1"):
+        return True
+    raise InvalidInput(f"{name} must be true or false")
+
+
 def bool_param(value, name: str, default: bool) -> bool:
     if value is None:
         return default
@@ -172,6 +200,36 @@ def fact_id(request: Request) -> int:
     if fid >= 2**63:  # past SQLite's integers: no such fact
         raise NotFound(f"no fact with id {fid}")
     return fid
+
+
+def note_of(request: Request) -> str:
+    """`note`: why, in the history (the dashboard's "merged into #7"), at most 200 characters."""
+    note = request.query_params.get("note") or ""
+    if len(note) > MAX_NOTE:
+        raise InvalidInput(f"note is longer than {MAX_NOTE} characters")
+    return valid_unicode(note, "note")
+
+
+def id_list(value: str | None) -> list[int] | None:
+    """`ids`: up to 100 fact ids, comma-separated."""
+    if value is None:
+        return None
+    parts = value.split(",")
+    if len(parts) > MAX_LIMIT:
+        raise InvalidInput(f"ids holds at most {MAX_LIMIT} ids")
+    return [int_param(part, "ids", 0, 1, MAX_FACT_ID) for part in parts]
+
+
+def client_of(request: Request) -> str:
+    """Who asks (X-Memory-Client), for the history and the recall log."""
+    return clean_client(request.headers.get("x-memory-client"))
+
+
+def entry_id(request: Request) -> int:
+    eid = request.path_params["id"]
+    if eid >= 2**53:
+        raise NotFound(f"no entry with id {eid}")
+    return eid
 
 
 def added(result: AddResult) -> dict:
@@ -213,6 +271,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
 
     @route("/health", ["GET"])
     async def health(request: Request) -> Response:
+        if not has_secret(request.scope, secret.encode()):
+            return JSONResponse({"ok": True})  # up; what the memory holds is for those with the secret
         embedder = memory.embedder
         return JSONResponse({
             "ok": True,
@@ -236,6 +296,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             p.get("q") or None,
             int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
             p.get("cursor") or None,
+            id_list(p.get("ids")),
         )
         return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
 
@@ -243,7 +304,9 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def add_fact(request: Request) -> Response:
         data = await read_json(request)
         restore = {k: data[k] for k in ("id", "created_at", "updated_at") if data.get(k) is not None}
-        result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), **restore))
+        client = client_of(request)
+        result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), client,
+                                              **restore))
         return JSONResponse(added(result), status_code=201 if result.created else 200)
 
     @route("/facts/batch", ["POST"])
@@ -254,7 +317,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             raise InvalidInput("facts must be a list of objects")
         if len(items) > MAX_BATCH:
             raise TooLarge(f"a batch holds at most {MAX_BATCH} facts")
-        results = await run(memory.add_many, items) if items else []
+        client = client_of(request)
+        results = await run(memory.add_many, items, client) if items else []
         return JSONResponse({"results": [added(r) for r in results]})
 
     @route("/facts/{id:int}", ["GET"])
@@ -265,12 +329,13 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def edit_fact(request: Request) -> Response:
         data = await read_json(request)
         changes = {k: data[k] for k in ("text", "type", "source") if k in data}
-        fact = await run(lambda: memory.edit(fact_id(request), **changes))
+        client, note = client_of(request), note_of(request)
+        fact = await run(lambda: memory.edit(fact_id(request), **changes, client=client, note=note))
         return JSONResponse(fact.to_dict())
 
     @route("/facts/{id:int}", ["DELETE"])
     async def delete_fact(request: Request) -> Response:
-        fact = await run(memory.delete, fact_id(request))
+        fact = await run(memory.delete, fact_id(request), client_of(request), note_of(request))
         return JSONResponse({"deleted": fact.id, "fact": fact.to_dict()})
 
     @route("/facts/{id:int}/neighbours", ["GET"])
@@ -293,13 +358,15 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             debug,
             fusion_param(data, memory.fusion),
             choice_param(data.get("mode"), "mode", "hybrid", MODES),
+            bool_param(data.get("log"), "log", True),
+            client_of(request),
         )
         return JSONResponse(result)
 
     @route("/explain", ["POST"])
     async def explain(request: Request) -> Response:
         data = await read_json(request)
-        fid = int_param(data.get("id"), "id", 0, 1, 2**63 - 1)
+        fid = int_param(data.get("id"), "id", 0, 1, MAX_FACT_ID)
         result = await run(memory.explain, data.get("query"), fid, optional_str(data, "type"), fusion_param(data, memory.fusion))
         return JSONResponse(result)
 
@@ -323,6 +390,67 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/reindex", ["POST"])
     async def reindex(request: Request) -> Response:
         return JSONResponse(await run(memory.reindex))
+
+    @route("/history", ["GET"])
+    async def history(request: Request) -> Response:
+        p = request.query_params
+        fid = p.get("fact_id")
+        entries, cursor = await run(
+            memory.history_entries, int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") or None,
+            p.get("op") or None, p.get("client"), int_param(fid, "fact_id", 0, 1, MAX_FACT_ID) if fid is not None else None)
+        return JSONResponse({"entries": [e.to_dict() for e in entries], "next_cursor": cursor})
+
+    @route("/history", ["DELETE"])
+    async def forget(request: Request) -> Response:
+        if request.query_params.get("fact_id") is None:
+            raise InvalidInput("fact_id is required: the fact whose entries to forget")
+        fid = int_param(request.query_params.get("fact_id"), "fact_id", 0, 1, MAX_FACT_ID)
+        return JSONResponse({"deleted": await run(memory.forget, fid)})
+
+    @route("/history/{id:int}", ["GET"])
+    async def history_entry(request: Request) -> Response:
+        return JSONResponse((await run(memory.history_entry, entry_id(request))).to_dict())
+
+    @route("/history/{id:int}/undo", ["POST"])
+    async def undo(request: Request) -> Response:
+        client = client_of(request)
+        entry, fact, restored = await run(memory.undo, entry_id(request), client)
+        return JSONResponse({"entry": entry.to_dict(), "fact": fact.to_dict() if fact else None, "restored": restored})
+
+    @route("/recalls", ["GET"])
+    async def recalls(request: Request) -> Response:
+        p = request.query_params
+        fid = p.get("fact_id")
+        found, cursor, total = await run(
+            memory.recalls, int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") or None,
+            p.get("client"), p.get("q") or None, query_bool(p.get("empty"), "empty"),
+            int_param(fid, "fact_id", 0, 1, MAX_FACT_ID) if fid is not None else None)
+        return JSONResponse({"recalls": [r.to_dict() for r in found], "next_cursor": cursor, "total": total})
+
+    @route("/recalls", ["DELETE"])
+    async def clear_recalls(request: Request) -> Response:
+        return JSONResponse({"deleted": await run(memory.clear_recalls)})
+
+    @route("/recalls/{id:int}", ["GET"])
+    async def recall_entry(request: Request) -> Response:
+        return JSONResponse((await run(memory.recall_entry, entry_id(request))).to_dict())
+
+    @route("/settings", ["GET"])
+    async def settings(request: Request) -> Response:
+        return JSONResponse(memory.settings())
+
+    @route("/settings", ["PUT"])
+    async def put_settings(request: Request) -> Response:
+        data = await read_json(request)
+        client = client_of(request)
+        if "fusion" not in data:
+            raise InvalidInput("fusion is required: the settings, as recall's fusion takes them")
+        unknown = set(data) - {"fusion"}
+        if unknown:
+            raise InvalidInput(f"unknown settings: {', '.join(sorted(unknown)).encode('utf-8', 'backslashreplace').decode()}")
+        fusion = fusion_param(data, memory.state.shipped)  # a preset, or single settings over the shipped
+        await run(memory.set_settings, fusion, client)
+        return JSONResponse(memory.settings())
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 405:
@@ -403,12 +531,11 @@ class MemoryFolder:
             shown = name.encode("utf-8", "backslashreplace").decode()[:80]
             return await error(404, "not_found", f"no memory named {shown!r}: a name is 1 to 64 letters, digits, "
                                                  "'_', '.' or '-', starting with a letter or digit")(scope, receive, send)
-        if public and name not in self.apps and not (self.folder / f"{name}.db").exists():
-            # Without the secret nothing is created: a memory not made yet is an empty one.
+        if public and not has_secret(scope, self.secret.encode()):
+            # Without the secret no memory is opened, let alone created (as on the Worker, where
+            # opening one wakes its Durable Object): the service is up, and that is all it says.
             if route == "/openapi.json":
                 return await JSONResponse(openapi_document())(scope, receive, send)
-            e = self.embedder
-            return await JSONResponse({"ok": True, "facts": 0, "model": e.model_id if e else None, "dims": e.dims if e else 0,
-                                       "mode": "hybrid" if e else "keyword-only"})(scope, receive, send)
+            return await JSONResponse({"ok": True})(scope, receive, send)
         app = self.apps[name][1] if name in self.apps else await run_in_threadpool(self.app, name)
         await app({**scope, "path": route, "raw_path": route.encode()}, receive, send)

@@ -19,17 +19,21 @@ the same log; the table is read whole only without a usable snapshot.
 
 from __future__ import annotations
 
+import json
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from . import snapshot
 from .embeddings import Embedder
-from .facts import Unavailable
+from .facts import StoreError, Unavailable
 from .migrations import migrate, transaction
 from .pairs import Pairs
 from .recall import Fusion
@@ -37,23 +41,44 @@ from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary
 
 
+log = logging.getLogger(__name__)
+
+SAMPLED_ROWS = 256  # matrix rows /stats compares with the table
+
+
 def to_blob(vector: np.ndarray) -> bytes:
     return vector.astype("<f4").tobytes()
+
+
+def wal(db: sqlite3.Connection, tries: int = 100) -> None:
+    """WAL mode. Switching a new file to it needs the file to itself, and SQLite answers "locked"
+    at once rather than wait (no busy handler for it): two processes opening a new file together
+    take turns here."""
+    for attempt in range(tries):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or attempt == tries - 1:
+                raise
+            time.sleep(0.05)
 
 
 class State:
     def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion, threshold: float, floor: float):
         self.path = str(path)
         self.embedder = embedder
+        self.shipped = fusion  # this process's default; the memory's own settings win (`settings`)
         self.fusion = fusion
         self.threshold = threshold
-        self.floor = floor
+        self.floor = floor  # the file's, once read (sync); `floor_setting` is this process's
+        self.floor_setting = floor
         self.lock = threading.RLock()
         self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        wal(self.db)
         # NORMAL in WAL mode survives a killed process; only a power cut can lose the last commits.
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=5000")
         migrate(self.db)
         self.dims = embedder.dims if embedder else 0
         self.pairs = Pairs(self.db)
@@ -65,6 +90,7 @@ class State:
         self.reread = 0  # rows read from the table by the last sync
         self.vocabulary_ready = threading.Event()  # set once the vocabulary holds every fact's words
         self.closing = False  # a background build stops at its next batch
+        self.keyword_errors = 0  # FTS5 searches that failed since opening (recall went on by vector)
 
     @property
     def model(self) -> str | None:
@@ -85,8 +111,20 @@ class State:
     def set_meta(self, key: str, value) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
-    def pairs_built(self) -> bool:
-        return self.meta("pairs_floor") == self.floor
+    def settings(self) -> dict:
+        """The memory's own recall settings: those stored in it, or the shipped default."""
+        return asdict(self.fusion)
+
+    def use_settings(self, stored: dict | None) -> None:
+        """Recall with `stored` from now on (the fields this version knows; None: the shipped)."""
+        known = {f.name for f in fields(Fusion)}
+        self.fusion = replace(self.shipped, **{k: v for k, v in stored.items() if k in known}) if stored else self.shipped
+
+    def pairs_built(self, floor: float | None = None) -> bool:
+        """The pairs are this model's at `floor` (the file's by default; a file from before
+        `pairs_model` has had one model)."""
+        return (self.meta("pairs_floor") == (floor or self.floor)
+                and self.meta("pairs_model") in (None, self.model))
 
     def vocabulary_built(self) -> bool:
         return self.model is not None and self.meta("words_model") == self.model
@@ -109,16 +147,25 @@ class State:
                     self.db.execute("COMMIT")  # a read: nothing to keep or undo
 
     @contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self) -> Iterator[list[Callable[[], None]]]:
         """The lock and BEGIN IMMEDIATE, then the matrix in step: no other writer can commit now,
-        so dedup decides against everything in the file."""
+        so dedup decides against everything in the file. The caller lists the changes to the
+        matrix its write makes (`after`); they are applied once COMMIT has succeeded, and never
+        if anything failed: the matrix never holds a vector the file does not, nor lacks one it does."""
         with self.lock:
+            after: list[Callable[[], None]] = []
             with transaction(self.db):
                 self.sync()
-                yield
+                yield after
                 last = self.last_change()
-            self.seq = last  # committed: the matrix, changed by the caller under this lock, is at it
-            self.vocab.load()
+            for apply in after:
+                apply()
+            self.seq = last  # committed: the matrix is at it
+            try:
+                self.vocab.load()
+            except Exception:  # the write stands; the next read loads the words again
+                log.exception("could not read the vocabulary after a write to %s", self.path)
+                self.version = None
 
     # -- other processes' writes and the snapshot --------------------------------------
 
@@ -151,6 +198,11 @@ class State:
                 self.reread = len(rows)
             self.seq = last
         self.vocab.load()
+        # The floor belongs to the file: another process that opened it with another floor rebuilt
+        # the pairs at its own (background.py), and every write from now on keeps them at that one.
+        self.floor = self.meta("pairs_floor") or self.floor
+        stored = self.meta("settings")  # as the floor: another process may have changed them
+        self.use_settings(json.loads(stored) if stored else None)
         self.version = version
 
     def _log_reaches(self, seq: int) -> bool:
@@ -183,9 +235,14 @@ class State:
 
     def save_snapshot(self) -> bool:
         """Write the matrix beside the database so the next open reads it in one go, then prune
-        the change log up to it. Skipped for small memories and when nothing changed."""
+        the change log up to it. Skipped when nothing changed; a small memory has no snapshot
+        (its table reads in well under a second) and its log is pruned all the same."""
         with self.lock:
-            if not self.embedder or self.seq is None or self.seq == self.saved_seq or len(self.vectors) < snapshot.MIN_FACTS:
+            if not self.embedder or self.seq is None or self.seq == self.saved_seq:
+                return False
+            if len(self.vectors) < snapshot.MIN_FACTS:
+                self._prune_log(self.seq)  # a process whose matrix is older reads the table again
+                self.saved_seq = self.seq
                 return False
             parts = [self.vectors.parts[t] for t in TYPES]
             seq = self.seq
@@ -194,12 +251,16 @@ class State:
                           np.concatenate([np.full(p.n, TYPE_CODE[t], np.int8) for t, p in zip(TYPES, parts)]),
                           np.concatenate([p.m for p in parts]))
             self.saved_seq = seq
-            try:
-                with transaction(self.db):
-                    self.db.execute("DELETE FROM vector_changes WHERE seq < ?", (seq,))
-            except sqlite3.OperationalError:
-                pass  # busy: the log is pruned next time
+            self._prune_log(seq)
             return True
+
+    def _prune_log(self, seq: int) -> None:
+        """Drop the change log's entries before `seq` (it keeps `seq` itself: see `_log_reaches`)."""
+        try:
+            with transaction(self.db):
+                self.db.execute("DELETE FROM vector_changes WHERE seq < ?", (seq,))
+        except (sqlite3.OperationalError, StoreError):
+            pass  # busy, or the commit failed: the log is pruned next time
 
     # -- consistency -------------------------------------------------------------------
 
@@ -220,17 +281,37 @@ class State:
                     "SELECT count(*) FROM vectors WHERE model IS NOT ?", (self.model,)
                 ).fetchone()[0] if self.model else 0,
                 "vectors_in_memory": len(self.vectors),
+                "keyword_errors": self.keyword_errors,
             }
             orphans = {name: [r[0] for r in self.db.execute(sql + " LIMIT 100")] for name, sql in q.items()}
             by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
             # The matrix recall searches must hold exactly the table's vectors (none of another model).
             table = {r[0] for r in self.db.execute("SELECT fact_id FROM vectors")}
             in_step = not self.embedder or self.vectors.ids() == table
+            orphans["vectors_out_of_step"] = self._rows_out_of_step(SAMPLED_ROWS)
         counts["by_type"] = {t: by_type.get(t, 0) for t in TYPES}
         counts["orphans"] = orphans
         counts["consistent"] = (in_step and not any(orphans.values())
                                 and counts["facts"] == counts["fts"] == counts["vectors"])
         return counts
+
+    def _rows_out_of_step(self, sample: int) -> list[int]:
+        """Of `sample` facts drawn at random, those whose row in the matrix is not their vector in
+        the table (as a snapshot that paired vectors with the wrong facts would leave): a
+        sample, so /stats stays cheap at any size."""
+        if not self.embedder:
+            return []
+        held = np.concatenate([p.fact_ids for p in self.vectors.parts.values()])
+        drawn = np.random.default_rng().choice(held, min(sample, len(held)), replace=False).tolist()
+        rows = self.db.execute(
+            f"SELECT fact_id, embedding FROM vectors WHERE model = ? AND dims = ? AND fact_id IN ({','.join('?' * len(drawn))})",
+            (self.model, self.dims, *drawn)).fetchall()
+        out = []
+        for fid, blob in rows:
+            held = self.vectors.vector(fid)
+            if held is None or held.astype("<f4").tobytes() != blob:
+                out.append(fid)
+        return sorted(out)
 
     def integrity(self) -> str:
         with self.lock:

@@ -9,6 +9,8 @@ module that answers it.
     searching.py   recall and explain, one pipeline each; recall.py holds the ranking itself
     review.py      near-duplicate pairs and neighbours
     background.py  the pairs and vocabulary a memory fills once when it opens
+    history.py     what was done to the memory, by which client (undo is a write: writing.py)
+    recall_log.py  what each client recalled, and what it got
 
 The Worker (worker/src/) has the same files in TypeScript, so a change in one shows where it
 goes in the other.
@@ -16,14 +18,20 @@ goes in the other.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
 from .background import Background
 from .embeddings import Embedder
 from .facts import DEFAULT_FLOOR, DEFAULT_THRESHOLD, AddResult, Fact
+from .history import DEFAULT_KEEP as HISTORY_KEEP
+from .history import Entry, History
 from .reading import Reader
 from .recall import DEFAULT, Fusion
+from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
+from .recall_log import RecallEntry, RecallLog
 from .review import Review
 from .searching import Searcher
 from .state import State
@@ -32,10 +40,13 @@ from .writing import Writer
 
 class Memory:
     def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion | None = None,
-                 threshold: float = DEFAULT_THRESHOLD, floor: float = DEFAULT_FLOOR):
+                 threshold: float = DEFAULT_THRESHOLD, floor: float = DEFAULT_FLOOR,
+                 history: int = HISTORY_KEEP, recall_log: int = RECALL_LOG_KEEP):
         self.state = State(path, embedder, fusion or DEFAULT, threshold, floor)
         self.reader = Reader(self.state)
-        self.writer = Writer(self.state, self.reader)
+        self.history = History(self.state, history)
+        self.recall_log = RecallLog(self.state, recall_log)
+        self.writer = Writer(self.state, self.reader, self.history)
         self.searcher = Searcher(self.state, self.reader)
         self.review = Review(self.state, self.reader)
         self.background = Background(self.state)
@@ -67,22 +78,31 @@ class Memory:
 
     # -- writes (writing.py) -----------------------------------------------------------
 
-    def add(self, text: str, type: str = "fact", source: str = "", **restore) -> AddResult:
+    # Every write names its client (X-Memory-Client), for the history.
+
+    def add(self, text: str, type: str = "fact", source: str = "", client: str = "", **restore) -> AddResult:
         """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
         or exported, under its old id and times."""
-        return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}])[0]
+        return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}], client)[0]
 
-    def add_many(self, items: list[dict]) -> list[AddResult]:
-        return self.writer.add_many(items)
+    def add_many(self, items: list[dict], client: str = "") -> list[AddResult]:
+        return self.writer.add_many(items, client)
 
-    def import_batches(self, items: list[dict], size: int = 64) -> Iterator[list[AddResult]]:
-        return self.writer.import_batches(items, size)
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "") -> Iterator[list[AddResult]]:
+        return self.writer.import_batches(items, size, client)
 
-    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
-        return self.writer.edit(fact_id, text, type, source)
+    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
+             client: str = "", note: str = "") -> Fact:
+        return self.writer.edit(fact_id, text, type, source, client, note)
 
-    def delete(self, fact_id: int) -> Fact:
-        return self.writer.delete(fact_id)
+    def delete(self, fact_id: int, client: str = "", note: str = "") -> Fact:
+        return self.writer.delete(fact_id, client, note)
+
+    def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
+        return self.writer.undo(entry_id, client)
+
+    def set_settings(self, fusion: Fusion, client: str = "") -> dict:
+        return self.writer.set_settings(asdict(fusion), client)
 
     def reindex(self) -> dict:
         return self.writer.reindex()
@@ -96,8 +116,8 @@ class Memory:
         return self.reader.count()
 
     def list(self, type: str | None = None, source: str | None = None, q: str | None = None, limit: int = 50,
-             cursor: str | None = None) -> tuple[list[Fact], str | None, int]:
-        return self.reader.list(type, source, q, limit, cursor)
+             cursor: str | None = None, ids: list[int] | None = None) -> tuple[list[Fact], str | None, int]:
+        return self.reader.list(type, source, q, limit, cursor, ids)
 
     def sources(self) -> list[tuple[str, int]]:
         return self.reader.sources()
@@ -106,8 +126,14 @@ class Memory:
         return self.reader.tokens(text)
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
-        return self.searcher.recall(query, type, limit, debug, fusion, mode)
+               fusion: Fusion | None = None, mode: str = "hybrid", log: bool = False, client: str = "") -> dict:
+        """`log`: keep it in the recall log (the service logs unless the request says not to)."""
+        started = time.perf_counter()
+        fusion = fusion or self.state.fusion
+        answer = self.searcher.recall(query, type, limit, debug, fusion, mode)
+        if log:
+            self.recall_log.add(client, query, type, limit, asdict(fusion), answer, (time.perf_counter() - started) * 1000)
+        return answer
 
     def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
         return self.searcher.explain(query, fact_id, type, fusion)
@@ -121,6 +147,33 @@ class Memory:
 
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
         return self.review.neighbours(fact_id, limit)
+
+    # -- what was done (history.py, recall_log.py) ------------------------------------
+
+    def history_entries(self, limit: int = 50, cursor: str | None = None, op: str | None = None,
+                        client: str | None = None, fact_id: int | None = None) -> tuple[list[Entry], str | None]:
+        return self.history.entries(limit, cursor, op, client, fact_id)
+
+    def history_entry(self, entry_id: int) -> Entry:
+        return self.history.entry(entry_id)
+
+    def forget(self, fact_id: int) -> int:
+        return self.history.forget(fact_id)
+
+    def recalls(self, limit: int = 50, cursor: str | None = None, client: str | None = None, q: str | None = None,
+                empty: bool = False, fact_id: int | None = None) -> tuple[list[RecallEntry], str | None, int]:
+        return self.recall_log.entries(limit, cursor, client, q, empty, fact_id)
+
+    def recall_entry(self, entry_id: int) -> RecallEntry:
+        return self.recall_log.entry(entry_id)
+
+    def clear_recalls(self) -> int:
+        return self.recall_log.clear()
+
+    def settings(self) -> dict:
+        """The memory's own recall settings, the shipped ones, and which differ."""
+        mine, shipped = self.state.settings(), asdict(self.state.shipped)
+        return {"fusion": mine, "shipped": shipped, "changed": [k for k in mine if mine[k] != shipped[k]]}
 
     # -- the file (state.py, background.py) -------------------------------------------
 

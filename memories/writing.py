@@ -6,33 +6,40 @@ before the lock is taken; the dedup check runs under it, against everything in t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 
 from .dedup import distinct
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, NotFound, clean_items,
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Conflict, Fact, IdTaken, NotFound, clean_items,
                     clean_source, clean_text, clean_type, now, text_key)
 from .pairs import MARGIN
+from .history import Entry, History
 from .reading import Reader
 from .state import State, to_blob
 from .vectors import TYPES, VectorIndex
 from .vocabulary import words_of
 
 
+REINDEX_BATCH = 256  # facts embedded at a time by reindex
+
+
 class Writer:
-    def __init__(self, state: State, reader: Reader):
+    def __init__(self, state: State, reader: Reader, history: History):
         self.state = state
         self.reader = reader
+        self.history = history
 
-    def add_many(self, items: list[dict]) -> list[AddResult]:
+    def add_many(self, items: list[dict], client: str = "") -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
         An item's id, created_at and updated_at put back one that was deleted or exported."""
         clean = clean_items(items)
-        return self._store(clean, *self._embed_facts([c[0] for c in clean]))
+        return self._store(clean, *self._embed_facts([c[0] for c in clean]), client=client)
 
-    def import_batches(self, items: list[dict], size: int = 64) -> Iterator[list[AddResult]]:
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "") -> Iterator[list[AddResult]]:
         """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
         embedded in a thread while this one is written: the model and the write (the dedup scan,
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
@@ -43,7 +50,7 @@ class Writer:
                 embedded = ahead.result()  # only the batch in hand and the next are held
                 if n + 1 < len(batches):
                     ahead = pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]])
-                yield self._store(clean, *embedded)
+                yield self._store(clean, *embedded, client=client)
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
@@ -99,66 +106,63 @@ class Writer:
 
     # -- the writes --------------------------------------------------------------------
 
-    def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray]) -> list[AddResult]:
+    def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
+               op: str = "add", note: str = "", undoes: int | None = None) -> list[AddResult]:
         state, db = self.state, self.state.db
         results: list[AddResult] = []
         with state.lock:
-            added: list[tuple[int, str]] = []
-            try:
-                with state.writing():
-                    # Each type's new facts against that type's stored rows, one matrix product a
-                    # type: it serves both the near-dedup check and the pairs kept for review.
-                    low = min(state.floor, state.threshold)
-                    types = [c[1] for c in clean]
-                    prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-                    for t in set(types):
-                        mine = [i for i, u in enumerate(types) if u == t]
-                        part = state.vectors.parts[t]
-                        ids, scores = part.fact_ids.copy(), vectors[mine] @ part.m.T
-                        for row, i in enumerate(mine):
-                            keep = scores[row] >= low
-                            prior[i] = ids[keep], scores[row][keep]
-                    within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
-                    batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
-                    for n, ((text, type, source, created_at, updated_at, wanted_id), vector) in enumerate(zip(clean, vectors)):
-                        near_ids, near_scores = prior[n]
-                        same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
-                        if same:
-                            near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
-                            near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
-                        dup = self._exact_duplicate(text, type) or self._near_among(text, near_ids, near_scores)
-                        if dup:
-                            existing = self.reader.get_many([dup[0]])[dup[0]]
-                            results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
-                            continue
-                        created_at = created_at or now()
-                        updated_at = updated_at or created_at
-                        if wanted_id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
-                            raise IdTaken(f"fact id {wanted_id} is in use by another fact")
-                        fid = db.execute(
-                            "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            (wanted_id, text, text_key(text), type, source, created_at, updated_at),
-                        ).lastrowid
-                        db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
-                        db.execute(
-                            "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-                            (fid, state.model, len(vector), to_blob(vector)),
-                        )
-                        state.pairs.link(fid, type, near_ids, near_scores, state.floor)
-                        # Later items of the same batch must see this one for dedup.
-                        state.vectors.put(fid, type, vector)
-                        added.append((fid, type))
-                        batch.append((fid, type, n))
-                        results.append(AddResult(Fact(fid, text, type, source, created_at, updated_at), True))
-                    self._add_words([r.fact.text for r in results if r.created], words)
-            except BaseException:
-                for fid, _ in added:  # the transaction rolled back: so does the matrix
-                    state.vectors.remove(fid)
-                raise
+            with state.writing() as after:
+                # Each type's new facts against that type's stored rows, one matrix product a
+                # type: it serves both the near-dedup check and the pairs kept for review.
+                low = min(state.floor, state.threshold)
+                types = [c[1] for c in clean]
+                prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+                for t in set(types):
+                    mine = [i for i, u in enumerate(types) if u == t]
+                    part = state.vectors.parts[t]
+                    ids, scores = part.fact_ids.copy(), vectors[mine] @ part.m.T
+                    for row, i in enumerate(mine):
+                        keep = scores[row] >= low
+                        prior[i] = ids[keep], scores[row][keep]
+                within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
+                batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
+                for n, ((text, type, source, created_at, updated_at, wanted_id), vector) in enumerate(zip(clean, vectors)):
+                    near_ids, near_scores = prior[n]
+                    same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
+                    if same:
+                        near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
+                        near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
+                    dup = self._exact_duplicate(text, type) or self._near_among(text, near_ids, near_scores)
+                    if dup:
+                        existing = self.reader.get_many([dup[0]])[dup[0]]
+                        results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
+                        continue
+                    created_at = created_at or now()
+                    updated_at = updated_at or created_at
+                    if wanted_id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
+                        raise IdTaken(f"fact id {wanted_id} is in use by another fact")
+                    fid = db.execute(
+                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (wanted_id, text, text_key(text), type, source, created_at, updated_at),
+                    ).lastrowid
+                    db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
+                    db.execute(
+                        "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                        (fid, state.model, len(vector), to_blob(vector)),
+                    )
+                    state.pairs.link(fid, type, near_ids, near_scores, state.floor)
+                    # Later items of the batch see this one through `batch`; the matrix, once committed.
+                    after.append(partial(state.vectors.put, fid, type, vector))
+                    batch.append((fid, type, n))
+                    fact = Fact(fid, text, type, source, created_at, updated_at)
+                    self.history.record(client, op, fid, after=fact, note=note, undoes=undoes)
+                    results.append(AddResult(fact, True))
+                self._add_words([r.fact.text for r in results if r.created], words)
         return results
 
-    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None) -> Fact:
+    def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
+             client: str = "", note: str = "", undoes: int | None = None) -> Fact:
         """Change the given fields; the others keep what they hold when the write lock is taken,
         so an edit of one field never undoes a concurrent edit of another."""
         state, db = self.state, self.state.db
@@ -170,7 +174,7 @@ class Writer:
         vector, words = self._embed_facts([text]) if text is not None and text != old.text else (None, {})
         vector = vector[0] if vector is not None else None
         with state.lock:
-            with state.writing():  # the read, the dedup check and the write as one
+            with state.writing() as after:  # the read, the dedup check and the write as one
                 row = db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
                 if row is None:
                     raise NotFound(f"no fact with id {fact_id}")
@@ -210,54 +214,96 @@ class Writer:
                 if similar is not None:  # its pairs become those of its new text and type
                     self._unlink(fact_id)
                     state.pairs.link(fact_id, new_type, *similar, state.floor)
-            if vector is not None:
-                state.vectors.put(fact_id, new_type, vector)
-        return Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
+                if vector is not None:
+                    after.append(partial(state.vectors.put, fact_id, new_type, vector))
+                edited = Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
+                self.history.record(client, "edit", fact_id, before=current, after=edited, note=note, undoes=undoes)
+        return edited
 
-    def delete(self, fact_id: int) -> Fact:
-        """Remove the row, its FTS entry and its vector together; returns what was removed."""
+    def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None) -> Fact:
+        """Remove the row, its FTS entry and its vector together; returns what was removed. The
+        history keeps the whole fact, so the delete can be undone."""
         state, db = self.state, self.state.db
-        with state.lock:
-            with state.writing():
-                fact = self.reader.get(fact_id)
-                db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
-                db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
-                db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
-                self._unlink(fact_id)
-            state.vectors.remove(fact_id)
+        with state.writing() as after:
+            fact = self.reader.get(fact_id)
+            self.history.record(client, "delete", fact_id, before=fact, note=note, undoes=undoes)
+            db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
+            db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+            self._unlink(fact_id)
+            after.append(partial(state.vectors.remove, fact_id))
         return fact
+
+    def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
+        """Undo one history entry as the contract says (POST /history/{id}/undo): (the entry
+        that records the undo, or the entry itself when nothing needed storing; the fact;
+        whether anything was stored or changed)."""
+        entry = self.history.entry(entry_id)
+        if entry.undone_by is not None:
+            raise AlreadyUndone(f"history entry {entry_id} was undone already, by entry {entry.undone_by}")
+        note = f"undo of #{entry_id}"
+        if entry.op in ("delete",):
+            b = entry.before
+            [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
+                                   note=note, undoes=entry_id)
+            if not result.created:  # the same fact is stored again meanwhile: that one is the answer
+                return entry, result.fact, False
+            fact = result.fact
+        elif entry.op in ("edit",):
+            b = entry.before
+            fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client, note=note,
+                             undoes=entry_id)
+        elif entry.op in ("add", "restore"):
+            fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
+        else:  # settings
+            fact = None
+            self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
+        return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
+
+    def set_settings(self, fusion: dict, client: str = "", note: str = "", undoes: int | None = None) -> dict:
+        """The memory's own recall settings (a Fusion as a dict), recorded with those before."""
+        state = self.state
+        with state.writing() as after:
+            before = state.settings()
+            state.set_meta("settings", json.dumps(fusion))
+            self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)
+            after.append(partial(state.use_settings, fusion))
+        return fusion
 
     def reindex(self) -> dict:
         """Rebuild the FTS index and every vector from the rows (after a model change, say)."""
         state, db = self.state, self.state.db
         select = "SELECT id, text, type FROM facts ORDER BY id"
-        with state.lock:
-            with state.reading():
-                rows = db.execute(select).fetchall()
-            # Embed before BEGIN IMMEDIATE: another process's writes must not wait on the model.
-            embedded = dict(zip(((r[0], r[1]) for r in rows), state.embed([r[1] for r in rows]))) if rows else {}
-            vocabulary = word_vectors(state, words_of([r[1] for r in rows]), {})
-            with state.writing():
-                rows = db.execute(select).fetchall()  # it may have written meanwhile
-                missing = [r for r in rows if (r[0], r[1]) not in embedded]
-                if missing:
-                    embedded.update(zip(((r[0], r[1]) for r in missing), state.embed([r[1] for r in missing])))
-                vectors = [embedded[r[0], r[1]] for r in rows]
-                db.execute("DELETE FROM facts_fts")
-                db.execute("DELETE FROM vectors")
-                db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
-                db.executemany(
-                    "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-                    [(r[0], state.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
-                )
-                index = VectorIndex(state.dims)
-                for (fid, _, type), v in zip(rows, vectors):
-                    index.put(fid, type, v)
-                rebuild_pairs(state, index)
-                words = words_of([r[1] for r in rows])
-                vocabulary = word_vectors(state, words, vocabulary)
-                rebuild_vocabulary(state, words, np.array([vocabulary[w] for w in words]).reshape(len(words), -1))
-            state.vectors = index
+        with state.reading():
+            rows = db.execute(select).fetchall()
+        # The model outside the lock, a batch at a time: reads and other writes go on meanwhile,
+        # and a fact written meanwhile is embedded below, under the lock.
+        embedded: dict[tuple[int, str], np.ndarray] = {}
+        for i in range(0, len(rows), REINDEX_BATCH):
+            part = rows[i : i + REINDEX_BATCH]
+            embedded.update(zip(((r[0], r[1]) for r in part), state.embed([r[1] for r in part])))
+        vocabulary = word_vectors(state, words_of([r[1] for r in rows]), {})
+        with state.writing() as after:
+            rows = db.execute(select).fetchall()  # it may have written meanwhile
+            missing = [r for r in rows if (r[0], r[1]) not in embedded]
+            if missing:
+                embedded.update(zip(((r[0], r[1]) for r in missing), state.embed([r[1] for r in missing])))
+            vectors = [embedded[r[0], r[1]] for r in rows]
+            db.execute("DELETE FROM facts_fts")
+            db.execute("DELETE FROM vectors")
+            db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
+            db.executemany(
+                "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                [(r[0], state.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
+            )
+            index = VectorIndex(state.dims)
+            for (fid, _, type), v in zip(rows, vectors):
+                index.put(fid, type, v)
+            rebuild_pairs(state, index)
+            words = words_of([r[1] for r in rows])
+            vocabulary = word_vectors(state, words, vocabulary)
+            rebuild_vocabulary(state, words, np.array([vocabulary[w] for w in words]).reshape(len(words), -1))
+            after.append(partial(setattr, state, "vectors", index))
         return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": state.model}
 
 
@@ -273,6 +319,7 @@ def rebuild_pairs(state: State, index: VectorIndex) -> None:
     for t in TYPES:
         state.pairs.put_all(t, *index.pairs(t, state.floor))
     state.set_meta("pairs_floor", state.floor)
+    state.set_meta("pairs_model", state.model)
 
 
 def rebuild_vocabulary(state: State, words: list[str], vectors: np.ndarray) -> None:

@@ -105,3 +105,43 @@ def test_reindex_without_a_model_fails_clearly_and_changes_nothing(tmp_path):
             assert stats["vectors"] == 1 and stats["fts"] == 1
     finally:
         broken.stop()
+
+
+@pytest.mark.slow
+def test_the_history_and_the_recall_log_survive_kill_9_and_a_delete_is_undone_after_it(tmp_path):
+    service = Service(tmp_path / "crash.db", env={"MEMORY_EMBEDDER": "tests.fakes:hash_embedder"}).start()
+    with service.client() as api:
+        ids = [api.post("/facts", json={"text": f"Box {i} holds {i * 7} jars of jam."}).json()["id"] for i in range(200)]
+    deleted: list[int] = []  # acknowledged deletes
+    recalled: list[str] = []  # acknowledged, logged recalls
+    rng = random.Random(7)
+
+    def write(api):
+        if rng.random() < 0.5:
+            if not ids:
+                return False
+            fid = ids.pop(rng.randrange(len(ids)))
+            if api.delete(f"/facts/{fid}", headers={"X-Memory-Client": "agent"}).status_code == 200:
+                deleted.append(fid)
+        else:
+            query = f"jam jars {rng.randint(0, 10**6)}"
+            if api.post("/recall", json={"query": query, "mode": "keyword"}, headers={"X-Memory-Client": "agent"}).status_code == 200:
+                recalled.append(query)
+
+    try:
+        service.kill_mid_writes(write, after=1.0)
+        assert integrity(tmp_path / "crash.db") == "ok" and deleted and recalled
+        service.start()
+        with service.client() as api:
+            check_whole(api)
+            for fid in deleted:
+                [entry] = [e for e in api.get("/history", params={"fact_id": fid}).json()["entries"] if e["op"] == "delete"]
+                assert entry["client"] == "agent" and entry["before"]["id"] == fid
+            logged = {r["query"] for r in api.get("/recalls", params={"limit": 100}).json()["recalls"]}
+            assert set(recalled[-20:]) <= logged  # a recall answered was logged before it answered
+            undo = api.post(f"/history/{entry['id']}/undo")
+            assert undo.status_code == 200 and undo.json()["fact"]["id"] == deleted[-1]
+            assert api.get(f"/facts/{deleted[-1]}").status_code == 200
+            check_whole(api)
+    finally:
+        service.stop()

@@ -77,3 +77,26 @@ def test_a_substring_filter_longer_than_any_fact_gets_422(api):
     text = ("Ünïcode and 100% under_scores. " * 300)[:7999] + "!"
     fid = api.post("/facts", json={"text": text}).json()["id"]
     assert [f["id"] for f in api.get("/facts", params={"q": text}).json()["facts"]] == [fid]
+
+
+@pytest.mark.parametrize("method,path,body,name", [
+    ("POST", "/recall", {"query": "x", "log": "false"}, "log"),
+    ("PUT", "/settings", {"fusion": {"kw_weight": 1e999}}, "fusion.kw_weight"),
+    ("PUT", "/settings", {"fusion": {"depth": -1}}, "fusion.depth"),
+    ("PUT", "/settings", {"fusion": {"\ud800": 1}}, "unknown fusion settings"),
+    ("PUT", "/settings", {"fusion": {}, "extra": True}, "extra"),
+])
+def test_bad_v3_values_get_422_naming_the_field(api, method, path, body, name):
+    assert_error(send(api, method, path, body), 422, "invalid", name)
+
+
+@pytest.mark.parametrize("path", ["/history", "/recalls"])
+@pytest.mark.parametrize("cursor", ["abc", "-1", "0", "9" * 5000, "1.5", "١٢"])
+def test_a_bad_history_or_recall_log_cursor_gets_422(api, path, cursor):
+    assert_error(api.get(path, params={"cursor": cursor}), 422, "invalid", "cursor")
+
+
+@pytest.mark.parametrize("header", [b"a" * 65, b"tab\there", b"bell\x07", "caf\u00e9".encode()])
+def test_a_bad_client_header_gets_422_on_a_write(api, header):
+    r = api.post("/facts", json={"text": "Never stored."}, headers={"X-Memory-Client": header})
+    assert_error(r, 422, "invalid", "X-Memory-Client")

@@ -24,12 +24,12 @@ def service(either_service):
     return either_service
 
 
-def session(service, **env):
+def session(service, client_info=None, **env):
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "memories", "mcp"], cwd=str(ROOT),
         env={**os.environ, "MEMORY_URL": service.url, "MEMORY_SECRET": service.secret, "PYTHONPATH": str(ROOT), **env},
     )
-    return Client(params)
+    return Client(params, client_info=client_info) if client_info else Client(params)
 
 
 def in_thread(main):
@@ -39,10 +39,10 @@ def in_thread(main):
         return pool.submit(anyio.run, main).result()
 
 
-def run(service, steps, **env):
+def run(service, steps, client_info=None, **env):
     """Run `steps(client)` in one MCP session and return what it returns."""
     async def main():
-        async with session(service, **env) as client:
+        async with session(service, client_info, **env) as client:
             return await steps(client)
 
     return in_thread(main)
@@ -154,3 +154,21 @@ def test_the_readme_snippet_starts_a_server_an_agent_host_can_use(service):
 
     saved, found = in_thread(main)
     assert saved["created"] and found["hits"][0]["fact"]["id"] == saved["id"]
+
+
+def test_what_an_agent_does_through_mcp_is_in_the_history_under_its_name_and_undoable(service, api):
+    from mcp_types import Implementation
+
+    async def steps(client):
+        saved = data(await client.call_tool("memory_save", {"text": "The owner's locker code is in the blue notebook."}))
+        data(await client.call_tool("memory_search", {"query": "locker code notebook"}))
+        data(await client.call_tool("memory_delete", {"id": saved["id"]}))
+        return saved["id"]
+
+    fid = run(service, steps, client_info=Implementation(name="claude-code", version="2.1.0"))
+    entries = api.get("/history", params={"fact_id": fid}).json()["entries"]
+    assert [(e["op"], e["client"]) for e in entries] == [("delete", "claude-code 2.1.0"), ("add", "claude-code 2.1.0")]
+    logged = api.get("/recalls", params={"q": "locker code notebook"}).json()["recalls"]
+    assert logged[0]["client"] == "claude-code 2.1.0" and fid in [r["id"] for r in logged[0]["results"]]
+    undone = api.post(f"/history/{entries[0]['id']}/undo").json()
+    assert undone["restored"] and api.get(f"/facts/{fid}").json()["text"] == "The owner's locker code is in the blue notebook."

@@ -147,7 +147,7 @@ def test_a_damaged_snapshot_falls_back_to_the_table(tmp_path, monkeypatch):
     m = Memory(db, HashEmbedder(16))
     m.add_many([{"text": f"fact number {i} about tea"} for i in range(30)])
     m.close()
-    with open(db + ".vectors.npy", "r+b") as f:
+    with open(db + ".vectors", "r+b") as f:
         f.truncate(200)
     again = Memory(db, HashEmbedder(16))
     assert len(again.vectors) == 30 and again.stats()["consistent"]
@@ -212,10 +212,30 @@ def test_the_top_pairs_are_the_full_sorts_first_ones_ties_included(limit):
     assert top(s, a, b, limit).tolist() == want.tolist()
 
 
-def test_nearest_and_pairs_hold_a_fact_restored_under_a_huge_id(tmp_path):
+def test_nearest_and_pairs_hold_a_fact_restored_under_the_largest_id(tmp_path):
     m = Memory(str(tmp_path / "m.db"), HashEmbedder(16), floor=0.5, threshold=0.9999)
     small = m.add("tea jazz chess Lisbon").fact.id
-    big = m.add("tea jazz chess boat", id=2**62).fact.id
+    big = m.add("tea jazz chess boat", id=2**53 - 1).fact.id
     nearest = dict(m.nearest())
     assert set(nearest) == {small, big} and nearest[small] == nearest[big]
     assert [(p["a"]["id"], p["b"]["id"]) for p in m.duplicates(threshold=0.5)[0]] == [(small, big)]
+
+
+def test_the_floor_belongs_to_the_file_not_to_each_process(tmp_path):
+    """A service at 0.9 and an import at 0.8 on one file: the pairs are kept at one floor, the one
+    the file was last rebuilt at, so a delete leaves no pair pointing at a deleted fact."""
+    db = str(tmp_path / "m.db")
+    rng = random.Random(21)
+    service = Memory(db, HashEmbedder(16), floor=0.9)
+    service.add_many([{"text": text(rng)} for _ in range(60)])
+    importer = Memory(db, HashEmbedder(16), floor=0.8)  # rebuilds the pairs at its floor
+    importer.add_many([{"text": text(rng)} for _ in range(20)])
+    for fact in service.list(limit=30)[0]:  # the service deletes at the file's floor, not its own
+        service.delete(fact.id)
+    assert service.floor == importer.floor == 0.8
+    assert_exact(db, 0.8)
+    pairs, total = service.duplicates(0.8)  # no KeyError on a pair whose fact is gone
+    assert total == len(pairs) and all(p["a"]["id"] != p["b"]["id"] for p in pairs)
+    alive = {f.id for f in service.list(limit=100)[0]}
+    assert {fid for fid, _ in service.nearest()} <= alive
+    service.close(), importer.close()

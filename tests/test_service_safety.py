@@ -128,7 +128,7 @@ def test_without_the_model_the_service_serves_keyword_recall_and_refuses_writes(
 
     broken = Service(tmp_path / "m.db", env={"MEMORY_EMBEDDER": "no.such.module:Model"}).start()
     with broken.client() as api:
-        health = httpx.get(broken.url + "/health").json()
+        health = api.get("/health").json()
         assert health["mode"] == "keyword-only" and health["model"] is None
         body = api.post("/recall", json={"query": "Who is Priya?"}).json()
         assert body["mode"] == "keyword-only" and "keyword-only" in body["warning"]

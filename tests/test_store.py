@@ -183,6 +183,7 @@ def test_stats_find_orphans_in_every_direction(fake_memory):
     orphans = fake_memory.stats()["orphans"]
     assert orphans == {
         "fts_without_fact": [c], "vectors_without_fact": [c], "facts_without_fts": [a], "facts_without_vector": [b],
+        "vectors_out_of_step": [],  # each vector the matrix holds is its table row's
     }
     assert not fake_memory.stats()["consistent"]
 
@@ -653,4 +654,64 @@ def test_recall_reranks_the_top_in_one_more_model_call_and_keeps_the_order_if_th
     failed = m.recall("who is cosima jaramillo's boss", debug=True)
     assert failed["rerank"] is None and [h["fact"]["id"] for h in failed["results"]] == [h["fact"]["id"] for h in off["results"]]
     assert "reranking failed" in caplog.text
+    m.close()
+
+
+def test_a_small_memory_prunes_its_change_log_when_it_closes(tmp_path):
+    db = tmp_path / "m.db"
+    m = Memory(db, HashEmbedder())
+    for n in range(5):
+        ids = [r.fact.id for r in m.add_many([{"text": f"Round {n}, fact {i} about tea."} for i in range(20)])]
+        m.delete(ids[0])
+    m.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 1  # the last entry only
+    again = Memory(db, HashEmbedder())
+    assert len(again.vectors) == again.count() > 0 and again.stats()["consistent"]
+    again.close()
+
+
+def test_a_failing_keyword_search_is_logged_and_counted_and_recall_goes_on(fake_memory, monkeypatch, caplog):
+    fid = fake_memory.add("Priya is the owner's sister.").fact.id
+    original = fake_memory.db.execute
+
+    class BrokenIndex:
+        def __getattr__(self, name):
+            return getattr(original.__self__, name)
+
+        @staticmethod
+        def execute(sql, *args):
+            if "facts_fts MATCH" in sql and "bm25" in sql:
+                raise sqlite3.OperationalError("database disk image is malformed")
+            return original(sql, *args)
+
+    monkeypatch.setattr(fake_memory.state, "db", BrokenIndex())
+    hits = fake_memory.recall("Priya sister")["results"]
+    monkeypatch.undo()
+    assert [h["fact"]["id"] for h in hits] == [fid] and hits[0]["via"] == "vec"
+    assert "keyword search failed" in caplog.text
+    assert fake_memory.stats()["keyword_errors"] == 1
+
+
+def test_the_history_and_the_recall_log_keep_only_their_newest_rows(tmp_path):
+    m = Memory(tmp_path / "m.db", HashEmbedder(), history=5, recall_log=3)
+    for i in range(8):
+        m.add(f"Fact number {i} about tea.", client="agent")
+        m.recall(f"tea {i}", log=True, client="agent")
+    m.recall("not logged", log=False)
+    entries, _ = m.history_entries(limit=100)
+    assert [e.after["text"] for e in entries] == [f"Fact number {i} about tea." for i in range(7, 2, -1)]
+    recalls, _, total = m.recalls(limit=100)
+    assert total == 3 and [r.query for r in recalls] == ["tea 7", "tea 6", "tea 5"]
+    m.close()
+
+
+def test_a_recall_log_of_zero_logs_nothing_and_a_failed_log_write_never_fails_the_recall(tmp_path):
+    m = Memory(tmp_path / "m.db", HashEmbedder(), recall_log=0)
+    m.add("Priya is the owner's sister.")
+    assert m.recall("Priya", log=True)["results"] and m.recalls()[2] == 0
+    m.close()
+    m = Memory(tmp_path / "m.db", HashEmbedder())
+    m.db.execute("DROP TABLE recalls")  # as a full disk or a damaged table would fail the insert
+    assert m.recall("Priya", log=True)["results"][0]["fact"]["text"] == "Priya is the owner's sister."
     m.close()

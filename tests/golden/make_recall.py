@@ -82,7 +82,10 @@ def rerank_plan_cases() -> list[dict]:
         ("who is cosima's boss", cosima[:1]), ("who is cosima's boss", []), ("my sister's dog", [
             "The owner's sister is Priya.", "Priya's dog is Rex.", "The owner's dog is Bo."]),
         ("Ünsal in München", ["Ünsal lives in München.", "ünsal works in MÜNCHEN-Pasing.", "Ünsal was born in Bonn."]),
+        ("where does Ünsal work in München", ["Ünsal lives in München.", "ünsal works in MÜNCHEN-Pasing.", "Ünsal was born in Bonn."]),
         ("the the of", cosima), ("ice cream", ["I like ice cream.", "Ice is cold; cream is not.", "ICE-CREAM!"]),
+        ("Who is my dentist?", ["The owner's dentist is Dr Okafor.", "The owner's dentist appointment is on Friday.",
+                                "The owner's best friend from university is Ines."]),
     ]
     out = []
     for query, texts in cases:

@@ -9,6 +9,8 @@ interface Env {
   EMBED_DIMS?: string;  // with EMBEDDER=http: the model's width
   DUPLICATE_THRESHOLD?: string;  // cosine at or above which a new fact is a near duplicate
   REVIEW_FLOOR?: string;  // cosine at or above which pairs are kept for review (0.80)
+  MEMORY_HISTORY?: string;  // history entries kept per memory (10000): how far back undo reaches
+  MEMORY_RECALL_LOG?: string;  // recalls kept in the recall log (2000); 0 logs none
 }
 
 declare module "*.json" {

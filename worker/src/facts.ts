@@ -12,7 +12,8 @@ export const MAX_QUERY = 32_000;
 export const MAX_LIMIT = 100;
 export const MAX_RERANK = 20;  // facts a recall embeds again: each is model time
 export const MAX_BATCH = 100;
-export const MAX_ID = 2n ** 63n - 1n;
+export const MAX_ID = 2n ** 63n - 1n;  // SQLite's largest integer: a path's or a cursor's id past it names no fact
+export const MAX_FACT_ID = Number.MAX_SAFE_INTEGER;  // 2^53 - 1: the largest id a client may give a fact
 
 export interface Fact {
   id: number;
@@ -53,7 +54,7 @@ export function cleanSource(source: unknown): string {
 
 export function cleanId(value: unknown): number | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw invalid("id must be a positive whole number");
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw invalid(`id must be a whole number from 1 to ${MAX_FACT_ID}`);
   return value;
 }
 
@@ -65,21 +66,30 @@ export function checkQuery(query: unknown, type: string | null): string {
   return wellFormed(query, "query");
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+// What a time may be (as facts.py's TIME): YYYY-MM-DD, T (or t, or a space), HH:MM, then
+// optionally :SS and a fraction of 1 to 6 digits, then Z (or z) or an offset +HH:MM or +HHMM.
+// tests/golden/parsing.json holds the cases both sides answer alike.
+const TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
 
-/** An ISO-8601 time as the store writes it (UTC, microseconds, Z), as clean_time() in facts.py. */
+const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const daysIn = (y: number, m: number) => [31, leap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
+
+/** A time as the store writes it (UTC, microseconds, Z), as clean_time() in facts.py. Any other
+ * time, a date that is not in the calendar (2024-02-30, 24:00) or one outside the years 1 to
+ * 9999 in UTC: 422. */
 export function cleanTime(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;
-  const m = ISO.exec(String(value));
+  const m = typeof value === "string" ? TIME.exec(value) : null;
   if (!m) throw invalid(`${name} is not an ISO-8601 time`);
-  const [, y, mo, d, h, mi, s = "0", frac = "", zone] = m;
-  if (!zone) throw invalid(`${name} needs a time zone (end it in Z for UTC)`);
-  const offset = zone.toUpperCase() === "Z" ? 0 : (zone[0] === "-" ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
+  const [y, mo, d, h, mi, s, oh, om] = [1, 2, 3, 4, 5, 6, 10, 11].map((i) => Number(m[i] ?? 0));
+  const [frac = "", z, sign] = [m[7], m[8], m[9]];
+  const fields = y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysIn(y, mo) && h < 24 && mi < 60 && s < 60 && oh < 24 && om < 60;
+  if (!fields) throw invalid(`${name} is not an ISO-8601 time`);
+  if (!z && !sign) throw invalid(`${name} needs a time zone (end it in Z for UTC)`);
   const date = new Date(0);
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  date.setUTCHours(Number(h), Number(mi) - offset, Number(s), 0);
-  const fields = [Number(mo) <= 12, Number(d) <= 31, Number(h) < 24, Number(mi) < 60, Number(s) < 60];
-  if (fields.includes(false) || Number.isNaN(date.getTime())) throw invalid(`${name} is not an ISO-8601 time`);
+  date.setUTCFullYear(y, mo - 1, d);  // not Date.UTC: it reads the years 0 to 99 as 1900 to 1999
+  date.setUTCHours(h, mi - (sign === "-" ? -1 : 1) * (oh * 60 + om), s, 0);
+  if (!(1 <= date.getUTCFullYear() && date.getUTCFullYear() <= 9999)) throw invalid(`${name} is not an ISO-8601 time`);
   return stamp(date, frac.padEnd(6, "0"));
 }
 
@@ -90,12 +100,19 @@ export function stamp(date: Date, micros?: string): string {
 
 export const encodeCursor = (f: Fact) => btoa(`${f.created_at}|${f.id}`).replaceAll("+", "-").replaceAll("/", "_");
 
+// What this service gives out: URL-safe base64 with its padding, of "created_at|id".
+const CURSOR = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/;
+
+/** [created_at, id] of a cursor: the id after its last "|", ASCII digits, 1 to 2^63 - 1 (an id
+ * past 2^53 - 1 is not taken from a client, but autoincrement can reach one), as decode_cursor(). */
 export function decodeCursor(cursor: string): [string, number] {
   try {
-    const text = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+    if (!cursor || !CURSOR.test(cursor)) throw new Error();
+    const bytes = Uint8Array.from(atob(cursor.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
     const at = text.lastIndexOf("|");
     const id = text.slice(at + 1);
-    if (at < 0 || !/^\d+$/.test(id) || BigInt(id) > MAX_ID) throw new Error();
+    if (at < 0 || !/^\d{1,30}$/.test(id) || BigInt(id) < 1n || BigInt(id) > MAX_ID) throw new Error();
     return [text.slice(0, at), Number(id)];
   } catch {
     throw invalid("cursor is not one this service gave out");

@@ -2,7 +2,8 @@
 // words them, so a client sees the same contract from either memory.
 
 export class HttpError extends Error {
-  constructor(public status: number, public code: string, message: string, public extra: Record<string, unknown> = {}) {
+  constructor(public status: number, public code: string, message: string, public extra: Record<string, unknown> = {},
+    public headers: Record<string, string> = {}) {
     super(message);
   }
 }
@@ -12,8 +13,8 @@ export const tooLarge = (message: string) => new HttpError(413, "too_large", mes
 export const notFound = (message: string) => new HttpError(404, "not_found", message);
 export const badRequest = (message: string) => new HttpError(400, "bad_request", message);
 
-export function errorResponse(e: HttpError, headers: HeadersInit = {}): Response {
-  return Response.json({ error: { code: e.code, message: e.message, ...e.extra } }, { status: e.status, headers });
+export function errorResponse(e: HttpError, headers: Record<string, string> = {}): Response {
+  return Response.json({ error: { code: e.code, message: e.message, ...e.extra } }, { status: e.status, headers: { ...e.headers, ...headers } });
 }
 
 export const MAX_BODY = 256 * 1024;
@@ -35,6 +36,38 @@ function depth(json: string): number {
   return deepest;
 }
 
+/** The body with Python's JSON extensions, NaN, Infinity and -Infinity as values (outside
+ * strings), written as 1e999 and -1e999, which JSON.parse reads as ±Infinity: service.py's
+ * json.loads takes them, so `{"k": Infinity}` is a 422 naming the field on both memories, not a
+ * 400 here. No field takes a number that is not finite, and each check refuses NaN and Infinity
+ * with the same words, so NaN may be read as Infinity. Anything else stays as it was. */
+function pythonLiterals(json: string): string {
+  if (!/NaN|Infinity/.test(json)) return json;
+  let out = "";
+  let inString = false;
+  let last = "";  // the last character outside strings that is not white space
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i];
+    if (inString) {
+      out += c;
+      if (c === "\\") out += json[++i] ?? "";
+      else if (c === '"') inString = false;
+      continue;
+    }
+    const literal = last === "" || last === ":" || last === "[" || last === "," ? /^(?:-?Infinity|NaN)/.exec(json.slice(i, i + 9)) : null;
+    if (literal) {
+      out += (literal[0].startsWith("-") ? "-1e999" : "1e999") + " ";  // the space: "Infinity1" stays an error
+      i += literal[0].length - 1;
+      last = "9";
+      continue;
+    }
+    out += c;
+    if (c === '"') inString = true;
+    if (!" \t\n\r".includes(c)) last = c;
+  }
+  return out;
+}
+
 export async function readJson(request: Request): Promise<Record<string, unknown>> {
   const declared = request.headers.get("content-length");
   if (declared && /^\d+$/.test(declared) && Number(declared) > MAX_BODY) throw tooLarge(`request body is over ${MAX_BODY} bytes`);
@@ -44,7 +77,7 @@ export async function readJson(request: Request): Promise<Record<string, unknown
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    data = JSON.parse(text);
+    data = JSON.parse(pythonLiterals(text));
   } catch {
     throw badRequest("request body is not valid JSON");
   }
@@ -53,11 +86,19 @@ export async function readJson(request: Request): Promise<Record<string, unknown
   return data as Record<string, unknown>;
 }
 
+// The numbers a query string (or a JSON string) may hold, as service.py reads them
+// (tests/golden/parsing.json): ASCII digits, surrounded by ASCII white space at most ("+5" in a
+// URL arrives as " 5"). Number() alone would also take "0x10", "" and "Infinity".
+const BLANK = /^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g;
+const WHOLE = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 export function intParam(value: unknown, name: string, fallback: number, low: number, high: number): number {
   if (value === undefined || value === null || value === "") return fallback;
+  const text = typeof value === "string" ? value.replace(BLANK, "") : null;
   let n: number;
   if (typeof value === "number" && Number.isInteger(value)) n = value;
-  else if (typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)) n = Number(value);
+  else if (text !== null && WHOLE.test(text)) n = Number(text);  // past a double's range: ±Infinity, out of range
   else throw invalid(`${name} must be a whole number`);
   if (!(low <= n && n <= high)) throw invalid(`${name} must be between ${low} and ${high}`);
   return n;
@@ -65,21 +106,11 @@ export function intParam(value: unknown, name: string, fallback: number, low: nu
 
 export function floatParam(value: unknown, name: string, fallback: number, low: number, high: number): number {
   if (value === undefined || value === null || value === "") return fallback;
-  if (typeof value === "boolean") throw invalid(`${name} must be a number`);
-  if (typeof value === "number" && !Number.isFinite(value)) throw invalid(`${name} must be a number`);  // 1e999 parses as Infinity
-  const x = typeof value === "number" ? value : typeof value === "string" ? pyFloat(value) : NaN;
-  if (typeof value !== "number" && typeof value !== "string") throw invalid(`${name} must be a number`);
-  if (Number.isNaN(x) && !/^\s*[+-]?nan\s*$/i.test(String(value))) throw invalid(`${name} must be a number`);
-  if (!(low <= x && x <= high)) throw invalid(`${name} must be between ${low} and ${high}`);  // also NaN
+  const text = typeof value === "string" ? value.replace(BLANK, "") : null;
+  const x = typeof value === "number" ? value : text !== null && DECIMAL.test(text) ? Number(text) : NaN;
+  if (!Number.isFinite(x)) throw invalid(`${name} must be a number`);  // 1e999 and JSON's 1e400 are Infinity
+  if (!(low <= x && x <= high)) throw invalid(`${name} must be between ${low} and ${high}`);
   return x;
-}
-
-// Python's float(): numbers, "inf", "nan", surrounding white space; nothing else.
-function pyFloat(s: string): number {
-  const t = s.trim();
-  if (/^[+-]?(inf|infinity)$/i.test(t)) return t.startsWith("-") ? -Infinity : Infinity;
-  if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return Number(t);
-  return NaN;
 }
 
 export function boolParam(value: unknown, name: string, fallback: boolean): boolean {

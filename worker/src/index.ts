@@ -2,11 +2,14 @@
 // Durable Object of the memory it names. `/memories/NAME/...` is memory NAME; any other path is
 // the memory called "default". One object per name is how memories scale out on Cloudflare.
 
+import openapi from "../../docs/openapi.json";
 import { HttpError, MAX_BODY, errorResponse, sameSecret, tooLarge } from "./http";
 
 export { MemoryObject } from "./memory";
 
-const PUBLIC_PATHS = new Set(["/health", "/openapi.json"]);  // neither carries fact text
+// Neither carries fact text. Without the secret the Worker answers them itself: reaching a
+// memory's object would wake it, and create it (its storage, its migrations) for a new name.
+const PUBLIC_PATHS = new Set(["/health", "/openapi.json"]);
 const NAMED = /^\/memories\/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})(\/.*)$/;
 
 export function memoryOf(pathname: string): { name: string; path: string } {
@@ -14,17 +17,26 @@ export function memoryOf(pathname: string): { name: string; path: string } {
   return m ? { name: m[1], path: m[2] } : { name: "default", path: pathname };
 }
 
+/** /health or /openapi.json without the secret, answered without the memory: that the service
+ * is up, and nothing about what the memory holds. */
+function publicAnswer(method: string, path: string): Response {
+  if (method !== "GET" && method !== "HEAD") {
+    return errorResponse(new HttpError(405, "method_not_allowed", `${method} is not allowed on ${path}`), { Allow: "GET" });
+  }
+  return Response.json(path === "/health" ? { ok: true } : openapi);
+}
+
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     const { name, path } = memoryOf(url.pathname);
+    const secret = !!env.MEMORY_SECRET && sameSecret(request.headers.get("x-memory-secret") ?? "", env.MEMORY_SECRET);
+    if (PUBLIC_PATHS.has(path) && !secret) return publicAnswer(request.method, path);
     if (!PUBLIC_PATHS.has(path)) {
       if (!env.MEMORY_SECRET) {
         return errorResponse(new HttpError(503, "not_configured", "this Worker has no MEMORY_SECRET: set it with `wrangler secret put MEMORY_SECRET`"));
       }
-      if (!sameSecret(request.headers.get("x-memory-secret") ?? "", env.MEMORY_SECRET)) {
-        return errorResponse(new HttpError(401, "unauthorized", "missing or wrong X-Memory-Secret header"));
-      }
+      if (!secret) return errorResponse(new HttpError(401, "unauthorized", "missing or wrong X-Memory-Secret header"));
     }
     if (url.pathname.startsWith("/memories/") && !NAMED.test(url.pathname)) {
       const name = url.pathname.split("/")[2];

@@ -1,19 +1,21 @@
 // One memory: a SQLite-backed Durable Object holding facts, their FTS5 index and their vectors,
 // serving the contract of docs/memory-api.md as memories/store.py + service.py serve it locally.
 // This file answers which route does what and how the object opens; the work is in the parts
-// (the same files as memories/): state.ts, reading.ts, writing.ts, searching.ts, review.ts and
-// background.ts, around one shared State.
+// (the same files as memories/): state.ts, reading.ts, writing.ts, searching.ts, review.ts,
+// background.ts, history.ts and recall_log.ts, around one shared State.
 
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
 import { Background } from "./background";
-import { MAX_ID, MAX_LIMIT } from "./facts";
-import { HttpError, errorResponse, floatParam, intParam, readJson } from "./http";
+import { MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars } from "./facts";
+import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
+import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, wellFormed } from "./http";
 import { Reader } from "./reading";
+import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
 import { Review } from "./review";
 import { migrate } from "./schema";
 import { Searcher } from "./searching";
-import { State } from "./state";
+import { State, envCount } from "./state";
 import { textKey } from "./text";
 import { Writer } from "./writing";
 
@@ -24,18 +26,25 @@ export class MemoryObject extends DurableObject<Env> {
   private searcher: Searcher;
   private review: Review;
   private background: Background;
+  readonly history: History;  // (worker/test/ sets their `keep`)
+  readonly recallLog: RecallLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.state = new State(ctx, env);
     this.reader = new Reader(this.state);
     this.background = new Background(this.state);
-    this.writer = new Writer(this.state, this.reader, this.background);
+    // Entries kept: how far back undo reaches; recalls kept, 0 logs none.
+    this.history = new History(this.state, envCount(env.MEMORY_HISTORY, "MEMORY_HISTORY", HISTORY_KEEP, 1));
+    this.recallLog = new RecallLog(this.state, envCount(env.MEMORY_RECALL_LOG, "MEMORY_RECALL_LOG", RECALL_LOG_KEEP, 0));
+    this.writer = new Writer(this.state, this.reader, this.background, this.history);
     this.searcher = new Searcher(this.state, this.reader, this.background);
     this.review = new Review(this.state, this.reader);
     ctx.blockConcurrencyWhile(async () => {
       migrate(this.state.sql, ctx.storage);
       this.foldKeys();
+      const settings = this.state.meta("settings");
+      this.state.useSettings(settings ? JSON.parse(settings as string) : null);
       this.state.loadVectors();
       this.state.vocab.load();
       this.background.startPairs();
@@ -91,17 +100,27 @@ export class MemoryObject extends DurableObject<Env> {
     const method = request.method === "HEAD" ? "GET" : request.method;
     const p = url.searchParams;
     const one = /^\/facts\/(\d+)(\/neighbours)?$/.exec(path);
-    const { reader, writer, searcher, review, state } = this;
+    const entry = /^\/(?:history\/(\d+)(\/undo)?|recalls\/(\d+))$/.exec(path);
+    const { reader, writer, searcher, review, state, history, recallLog } = this;
+    // Who asks (X-Memory-Client), for the history and the recall log: read by the routes that record.
+    const client = () => cleanClient(request.headers.get("x-memory-client"));
+    // Why, in the history (the dashboard's "merged into #7"): PATCH and DELETE of a fact.
+    const note = () => {
+      const why = p.get("note") || "";
+      if (chars(why) > MAX_NOTE) throw invalid(`note is longer than ${MAX_NOTE} characters`);
+      return wellFormed(why, "note");
+    };
+    const factId = () => { const id = p.get("fact_id"); return id === null ? null : intParam(id, "fact_id", 0, 1, MAX_FACT_ID); };
     const routes: Record<string, Record<string, () => Promise<unknown> | unknown>> = {
       "/health": { GET: () => reader.health() },
       "/openapi.json": { GET: () => openapi },
       "/facts": {
         GET: () => reader.list(p.get("type") || null, p.get("source") || null, p.get("q") || null,
-          intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null),
-        POST: async () => writer.addOne(await readJson(request)),
+          intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, idList(p.get("ids"))),
+        POST: async () => writer.addOne(await readJson(request), client()),
       },
-      "/facts/batch": { POST: async () => writer.addBatch(await readJson(request)) },
-      "/recall": { POST: async () => searcher.recall(await readJson(request)) },
+      "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client()) },
+      "/recall": { POST: async () => this.recall(await readJson(request), client) },
       "/explain": { POST: async () => searcher.explain(await readJson(request)) },
       "/duplicates": {
         GET: () => review.duplicates(floatParam(p.get("threshold"), "threshold", state.threshold, 0.5, 1.0),
@@ -110,6 +129,31 @@ export class MemoryObject extends DurableObject<Env> {
       "/duplicates/nearest": { GET: () => ({ nearest: review.nearest(p.get("type") || null), floor: state.floor }) },
       "/stats": { GET: () => state.stats() },
       "/reindex": { POST: () => writer.reindex() },
+      "/history": {
+        GET: () => {
+          const limit = intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT);
+          return history.entries(limit, p.get("cursor") || null, p.get("op") || null, p.get("client"), factId());
+        },
+        DELETE: () => {
+          if (p.get("fact_id") === null) throw invalid("fact_id is required: the fact whose entries to forget");
+          return { deleted: history.forget(factId()!) };
+        },
+      },
+      "/recalls": {
+        GET: () => {
+          const [limit, fid] = [intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), factId()];
+          return recallLog.entries(limit, p.get("cursor") || null, p.get("client"), p.get("q") || null, queryBool(p.get("empty"), "empty"), fid);
+        },
+        DELETE: () => ({ deleted: recallLog.clear() }),
+      },
+      "/settings": {
+        GET: () => this.settings(),
+        PUT: async () => {
+          const data = await readJson(request);
+          writer.putSettings(data, client());
+          return this.settings();
+        },
+      },
     };
     if (one) {
       const id = BigInt(one[1]) > MAX_ID ? -1 : Number(one[1]);
@@ -117,9 +161,19 @@ export class MemoryObject extends DurableObject<Env> {
         ? { GET: () => review.neighbours(id, intParam(p.get("limit"), "limit", 10, 1, MAX_LIMIT)) }
         : {
             GET: () => reader.get(id),
-            PATCH: async () => writer.edit(id, await readJson(request)),
-            DELETE: () => writer.delete(id),
+            PATCH: async () => writer.edit(id, await readJson(request), client(), note()),
+            DELETE: () => writer.delete(id, client(), note()),
           };
+    }
+    if (entry) {
+      const id = () => {  // (service.py `entry_id`)
+        const n = BigInt(entry[1] ?? entry[3]);
+        if (n > BigInt(MAX_FACT_ID)) throw notFound(`no entry with id ${n}`);
+        return Number(n);
+      };
+      routes[path] = entry[3] ? { GET: () => recallLog.entry(id()) }
+        : entry[2] ? { POST: () => writer.undo(id(), client()) }
+        : { GET: () => history.entry(id()) };
     }
     const handlers = routes[path];
     if (!handlers) throw new HttpError(404, "not_found", `no route ${request.method} ${path}`);
@@ -132,4 +186,38 @@ export class MemoryObject extends DurableObject<Env> {
     if (result instanceof Response) return result;
     return Response.json(result);
   }
+
+  /** A recall, and its line in the recall log unless it says `"log": false` (store.py `recall`):
+   * with the fusion it used and `ms` the whole recall, the model included (on Cloudflare the clock
+   * moves only across I/O, so a recall without a model call logs 0). */
+  private async recall(data: Record<string, unknown>, client: () => string) {
+    const asked = this.searcher.asked(data);
+    const log = boolParam(data.log, "log", true);
+    const who = client();
+    const started = performance.now();
+    const answer = await this.searcher.recall(asked);
+    if (log) this.recallLog.add(who, asked.query, asked.type, asked.limit, asked.fusion, answer, performance.now() - started);
+    return answer;
+  }
+
+  /** The memory's own recall settings, the shipped ones, and which differ (store.py `settings`). */
+  private settings() {
+    const [mine, shipped] = [this.state.settings(), this.state.shipped];
+    return { fusion: mine, shipped, changed: (Object.keys(mine) as (keyof typeof mine)[]).filter((k) => mine[k] !== shipped[k]) };
+  }
+}
+
+/** `ids`: up to 100 fact ids, comma-separated (service.py `id_list`). */
+function idList(value: string | null): number[] | null {
+  if (value === null) return null;
+  const parts = value.split(",");
+  if (parts.length > MAX_LIMIT) throw invalid(`ids holds at most ${MAX_LIMIT} ids`);
+  return parts.map((part) => intParam(part, "ids", 0, 1, MAX_FACT_ID));
+}
+
+/** A query string's true or false (absent: false), as service.py's `query_bool`. */
+function queryBool(value: string | null, name: string): boolean {
+  if (value === null || value === "" || value === "false" || value === "0") return false;
+  if (value === "true" || value === "1") return true;
+  throw invalid(`${name} must be true or false`);
 }

@@ -36,9 +36,14 @@ export class Reader extends Part {
     return out;
   }
 
-  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null) {
+  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null, ids: number[] | null = null) {
     const where: string[] = [];
     const args: SqlStorageValue[] = [];
+    if (ids !== null) {
+      // One binding for up to 100 ids: with the other filters they would pass the object's 100 a statement.
+      where.push("id IN (SELECT value FROM json_each(?))");
+      args.push(JSON.stringify(ids));
+    }
     if (type) { where.push("type = ?"); args.push(cleanType(type)); }
     if (source) { where.push("source = ?"); args.push(wellFormed(source, "source")); }
     if (q) {
@@ -81,8 +86,12 @@ export class Reader extends Part {
             + " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?", match, type, depth)
         : this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?", match, depth);
       return rows.toArray().map((r) => [r.id as number, r.s as number]);
-    } catch {
-      return [];  // the builder quotes every term, so this should not happen: keep the vector list
+    } catch (e) {
+      // The builder quotes every term, so this should not happen; if it does (a damaged index),
+      // the recall keeps its vector list, and /stats says so.
+      console.error("the keyword search failed: this recall is by vector alone", match, e);
+      this.state.keywordErrors += 1;
+      return [];
     }
   }
 

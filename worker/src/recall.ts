@@ -18,8 +18,8 @@ export const STOP_WORDS = new Set(
 
 // unicode61 splits on anything that is not a letter or a digit; so do we, so each quoted term
 // is one FTS5 token and a quote, `*`, `:` or `NEAR` in user text is only ever text.
-const TOKEN = /[\p{L}\p{N}]+/gu;
 const HAS_TOKEN = /[\p{L}\p{N}]/u;  // TOKEN without the global flag's state, for a test
+const TOKEN = /[\p{L}\p{N}]+/gu;
 const MAX_TERMS = 64;
 const MAX_PHRASES = 16;
 
@@ -215,7 +215,7 @@ export function rerankPlan(query: string, texts: string[], aliasSelf = false): R
   if (!shared.length) return null;
   const words = new Set(shared);
   const rest = without(query, words);
-  if (!HAS_TOKEN.test(rest)) return null;
+  if (!HAS_TOKEN.test(rest)) return null;  // stop words alone still rerank (recall.py says why)
   return { shared, query: rest, facts: texts.map((t) => without(t, words)) };
 }
 

@@ -1,11 +1,16 @@
 // What review asks of the memory (memories/review.py): the pairs of near duplicates over a
-// threshold, each fact's nearest same-type cosine (the histogram) and a fact's neighbours. The
-// pairs kept on write answer once the fill has caught up; until then the matrix does.
+// threshold, each fact's nearest same-type cosine (the histogram) and a fact's neighbours. At or
+// above the floor the pairs kept on write answer; until the fill (background.ts) has caught up
+// they are a 503 `building` that says how far it is: all pairs in JavaScript would pass the
+// CPU limit of a big memory. Below the floor every pair is computed, as review.py does.
 
 import { cleanType } from "./facts";
+import { HttpError } from "./http";
 import type { Reader } from "./reading";
 import { Part, type State } from "./state";
 import { type FactType, TYPES } from "./vectors";
+
+const RETRY_AFTER = 5;  // seconds: a few slices of the fill, one an alarm
 
 export class Review extends Part {
   constructor(state: State, private reader: Reader) {
@@ -18,7 +23,8 @@ export class Review extends Part {
 
   duplicates(threshold: number, type: string | null, limit: number) {
     const types = this.types(type);
-    if (threshold >= this.state.floor && this.state.pairsReady()) {  // the pairs kept on write
+    if (threshold >= this.state.floor) {  // the pairs kept on write
+      this.built();
       const where = `score >= ? AND type IN (${types.map(() => "?").join(",")})`;
       const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM pairs WHERE ${where}`, threshold, ...types).one().n;
       const rows = this.sql.exec(`SELECT score, a, b FROM pairs WHERE ${where} ORDER BY score DESC, a, b LIMIT ?`, threshold, ...types, limit).toArray();
@@ -37,25 +43,25 @@ export class Review extends Part {
    * facts whose nearest is below the floor are not listed (as review.py's `nearest`). */
   nearest(type: string | null) {
     const types = this.types(type);
-    if (this.state.pairsReady()) {
-      // Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
-      const marks = types.map(() => "?").join(",");
-      const best = new Map<number, number>();
-      for (const side of ["a", "b"]) {
-        for (const r of this.sql.exec(`SELECT ${side} AS id, max(score) AS s FROM pairs WHERE type IN (${marks}) GROUP BY ${side}`, ...types)) {
-          if (!(best.get(r.id as number)! >= (r.s as number))) best.set(r.id as number, r.s as number);
-        }
-      }
-      return [...best].sort((x, y) => x[0] - y[0]).map(([id, score]) => ({ id, score }));
-    }
+    this.built();
+    // Two grouped scans, each in index order (the table's key, then pairs_b, which covers it).
+    const marks = types.map(() => "?").join(",");
     const best = new Map<number, number>();
-    for (const t of this.types(type)) {
-      for (const [s, a, b] of this.vectors.pairs(t)) {
-        if (!(best.get(a)! >= s)) best.set(a, s);
-        if (!(best.get(b)! >= s)) best.set(b, s);
+    for (const side of ["a", "b"]) {
+      for (const r of this.sql.exec(`SELECT ${side} AS id, max(score) AS s FROM pairs WHERE type IN (${marks}) GROUP BY ${side}`, ...types)) {
+        if (!(best.get(r.id as number)! >= (r.s as number))) best.set(r.id as number, r.s as number);
       }
     }
-    return [...best].filter(([, score]) => score >= this.state.floor).map(([id, score]) => ({ id, score }));
+    return [...best].sort((x, y) => x[0] - y[0]).map(([id, score]) => ({ id, score }));
+  }
+
+  /** A 503 `building` while the fill of the pairs table has not caught up, saying how far it is. */
+  private built(): void {
+    if (this.state.pairsReady()) return;
+    const [done, total] = this.state.pairsProgress();
+    throw new HttpError(503, "building",
+      `the near-duplicate pairs are still being built (${done} of ${total} facts): try again in a few seconds`,
+      {}, { "Retry-After": String(RETRY_AFTER) });
   }
 
   neighbours(id: number, limit: number) {

@@ -50,6 +50,35 @@ export const MIGRATIONS: string[] = [
      model TEXT NOT NULL,
      embedding BLOB NOT NULL  -- little-endian float32, unit length
    );`,
+  // 4: what was done to the memory, by which client (history.ts), written in the same
+  // transaction as each write; and the recall log (recall_log.ts), as migration 5 of
+  // memories/migrations.py. Both keep their newest rows only, trimmed by id in the transaction
+  // that adds one. The memory's own recall settings live in meta ('settings').
+  `CREATE TABLE history (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     client TEXT NOT NULL,
+     op TEXT NOT NULL,  -- add, edit, delete, restore, settings
+     fact_id INTEGER,
+     before TEXT,  -- JSON: the fact (or the settings) before, or NULL
+     after TEXT,  -- ... and after
+     note TEXT NOT NULL DEFAULT '',
+     undone_by INTEGER  -- the entry that undid this one
+   );
+   CREATE INDEX history_fact ON history (fact_id);
+   CREATE TABLE recalls (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     client TEXT NOT NULL,
+     query TEXT NOT NULL,
+     type TEXT,
+     mode TEXT NOT NULL,
+     "limit" INTEGER NOT NULL,
+     settings TEXT NOT NULL,  -- JSON: the fusion used
+     results TEXT NOT NULL,  -- JSON: [{"id", "via", "score"}] in order
+     model TEXT,
+     ms REAL NOT NULL
+   );`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

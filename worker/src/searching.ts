@@ -11,6 +11,7 @@ import {
   match as matchOf, matchTerms, rerank, rerankPlan, score, terms, via,
 } from "./recall";
 import type { Reader } from "./reading";
+import type { Answer } from "./recall_log";
 import { Part, type State } from "./state";
 import { type FactType, dot } from "./vectors";
 
@@ -37,34 +38,44 @@ interface Reranked {
   facts: { id: number; text: string; cosine: number }[];
 }
 
-export class Searcher extends Part {
-  fusion: Fusion = DEFAULT;
+/** A request's fusion settings (recall, explain, PUT /settings), as service.py's `fusion_param`:
+ * a preset ("default" or "seed") and/or single settings over `fallback`; none: `fallback`. */
+export function fusionParam(data: Record<string, unknown>, fallback: Fusion): Fusion {
+  const raw = data.fusion;
+  if (raw === undefined || raw === null) return fallback;
+  if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("fusion must be an object");
+  const r = raw as Record<string, unknown>;
+  const unknown = Object.keys(r).filter((k) => !["preset", ...Object.keys(DEFAULT)].includes(k)).sort();
+  // A lone surrogate written as \\udXXX, as Python's backslashreplace writes it: the message stays valid text.
+  const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  if (unknown.length) throw invalid(`unknown fusion settings: ${escaped}`);
+  const base = "preset" in r ? PRESETS[choiceParam(r.preset, "fusion.preset", "default", Object.keys(PRESETS))] : fallback;
+  return {
+    k: intParam(r.k, "fusion.k", base.k, 0, 1000),
+    depth: intParam(r.depth, "fusion.depth", base.depth, 1, 1000),
+    kw_weight: floatParam(r.kw_weight, "fusion.kw_weight", base.kw_weight, 0, 10),
+    vec_weight: floatParam(r.vec_weight, "fusion.vec_weight", base.vec_weight, 0, 10),
+    phrases: boolParam(r.phrases, "fusion.phrases", base.phrases),
+    method: choiceParam(r.method, "fusion.method", base.method, METHODS),
+    alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
+    expand: floatParam(r.expand, "fusion.expand", base.expand, 0, 1),
+    rerank: intParam(r.rerank, "fusion.rerank", base.rerank, 0, MAX_RERANK),
+  };
+}
 
+/** What a recall asks, read from its body (service.py's recall route). */
+export interface RecallAsk {
+  query: string;
+  type: FactType | null;
+  limit: number;
+  debug: boolean;
+  fusion: Fusion;
+  mode: Mode;
+}
+
+export class Searcher extends Part {
   constructor(state: State, private reader: Reader, private background: Background) {
     super(state);
-  }
-
-  private fusionParam(data: Record<string, unknown>): Fusion {
-    const raw = data.fusion;
-    if (raw === undefined || raw === null) return this.fusion;
-    if (typeof raw !== "object" || Array.isArray(raw)) throw invalid("fusion must be an object");
-    const r = raw as Record<string, unknown>;
-    const unknown = Object.keys(r).filter((k) => !["preset", ...Object.keys(DEFAULT)].includes(k)).sort();
-    // A lone surrogate written as \\udXXX, as Python's backslashreplace writes it: the message stays valid text.
-    const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-    if (unknown.length) throw invalid(`unknown fusion settings: ${escaped}`);
-    const base = "preset" in r ? PRESETS[choiceParam(r.preset, "fusion.preset", "default", Object.keys(PRESETS))] : this.fusion;
-    return {
-      k: intParam(r.k, "fusion.k", base.k, 0, 1000),
-      depth: intParam(r.depth, "fusion.depth", base.depth, 1, 1000),
-      kw_weight: floatParam(r.kw_weight, "fusion.kw_weight", base.kw_weight, 0, 10),
-      vec_weight: floatParam(r.vec_weight, "fusion.vec_weight", base.vec_weight, 0, 10),
-      phrases: boolParam(r.phrases, "fusion.phrases", base.phrases),
-      method: choiceParam(r.method, "fusion.method", base.method, METHODS),
-      alias_self: boolParam(r.alias_self, "fusion.alias_self", base.alias_self),
-      expand: floatParam(r.expand, "fusion.expand", base.expand, 0, 1),
-      rerank: intParam(r.rerank, "fusion.rerank", base.rerank, 0, MAX_RERANK),
-    };
   }
 
   /** The query's vector, its expandable terms' vectors (hybrid recall only; a term the vocabulary
@@ -133,21 +144,27 @@ export class Searcher extends Part {
     return [[...rerank(head, cosines), ...fused.slice(head.length)], done];
   }
 
-  async recall(data: Record<string, unknown>) {
+  /** A recall's body, checked; no `fusion` is the memory's own settings. */
+  asked(data: Record<string, unknown>): RecallAsk {
     const type = optionalStr(data, "type");
     const query = checkQuery(data.query, type);
     const limit = intParam(data.limit, "limit", 15, 1, MAX_LIMIT);
     const debug = data.debug ?? false;
     if (typeof debug !== "boolean") throw invalid("debug must be true or false");
-    const f = this.fusionParam(data);
-    let mode = choiceParam(data.mode, "mode", "hybrid", MODES);
+    const fusion = fusionParam(data, this.state.fusion);
+    return { query, type: type as FactType | null, limit, debug, fusion, mode: choiceParam(data.mode, "mode", "hybrid", MODES) };
+  }
+
+  async recall(ask: RecallAsk): Promise<Answer & Record<string, unknown>> {
+    const { query, type, limit, debug, fusion: f } = ask;
+    let mode = ask.mode;
     const [qvec, termVectors, warning] = mode === "keyword" ? [null, null, null] : await this.embedQuery(query, f, mode);
     if (!qvec && mode !== "keyword") mode = "keyword";  // the model is down: say so, answer by words
     // From here to the rerank nothing awaits, so the ranking and the rows it names are one
     // consistent view; the rerank's model call only reorders rows already read.
     const started = performance.now();
     const { match, expansions } = this.plan(query, termVectors, f, mode);
-    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type as FactType | null, f, mode);
+    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode);
     const top = all.slice(0, Math.max(limit, mode === "hybrid" ? f.rerank : 0));
     const wanted = new Set(top.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -163,9 +180,9 @@ export class Searcher extends Part {
     const fused = ranked.slice(0, limit);
     const bm25 = new Map(kw);
     const cosine = new Map(vec);
-    const out: Record<string, unknown> = {
+    const out: Answer & Record<string, unknown> = {
       results: fused.map((h) => ({
-        fact: facts.get(h.id), score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
+        fact: facts.get(h.id)!, score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
       })),
       mode: warning ? "keyword-only" : mode,
@@ -189,7 +206,7 @@ export class Searcher extends Part {
     const type = optionalStr(data, "type");
     const query = checkQuery(data.query, type);
     const id = intParam(data.id, "id", 0, 1, Number.MAX_SAFE_INTEGER);
-    const f = this.fusionParam(data);
+    const f = fusionParam(data, this.state.fusion);
     this.reader.get(id);  // an unknown id is a 404 before the model spends time on the query
     const [qvec, termVectors, warning] = await this.embedQuery(query, f, "hybrid");
     const fact = this.reader.get(id);  // again after the await: it may have been deleted meanwhile

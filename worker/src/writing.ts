@@ -1,8 +1,9 @@
-// How a write lands (memories/writing.py): add, batch, edit, delete and reindex, with the exact
-// and near duplicate checks that decide them, and the steps that write pairs and vocabulary,
-// which the background work (background.ts) uses too.
+// How a write lands (memories/writing.py): add, batch, edit, delete, undo, the memory's own
+// settings and reindex, with the exact and near duplicate checks that decide them, and the steps
+// that write pairs and vocabulary, which the background work (background.ts) uses too.
 //
-// Every write changes row, FTS entry and vector inside one `transactionSync`. The object runs one
+// Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
+// `transactionSync`. The object runs one
 // event at a time, but an `await` (the embedding) opens its input gate to other requests, so
 // every check that decides a write (duplicate? does the id still exist?) runs again inside the
 // synchronous transaction, after the last await.
@@ -10,20 +11,25 @@
 import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, cleanId, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
+import { type Entry, type History, type Op } from "./history";
 import { HttpError, invalid, tooLarge } from "./http";
-import { vocabularyWords } from "./recall";
+import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
+import { fusionParam } from "./searching";
 import { Part, type State } from "./state";
 import { textKey } from "./text";
-import type { FactType } from "./vectors";
+import { type FactType, dot } from "./vectors";
 
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
+
+/** A fact a batch stored inside its transaction, for the matrix once that commits. */
+type Pending = { id: number; type: FactType; vector: Float32Array };
 
 const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as state.py writes it
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export class Writer extends Part {
-  constructor(state: State, private reader: Reader, private background: Background) {
+  constructor(state: State, private reader: Reader, private background: Background, private history: History) {
     super(state);
   }
 
@@ -50,13 +56,14 @@ export class Writer extends Part {
 
   /** [existing id, "exact" or "near", score] of a fact this one would duplicate. */
   private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null,
-    row: Float64Array | null = null): [number, string, number] | null {
+    row: [ArrayLike<number>, Float64Array] | null = null): [number, string, number] | null {
     const exact = this.exactDuplicate(text, type, exclude);
     if (exact) return exact;
     // The nearest same-type facts at or above the threshold, best first; the first that does not
     // differ in a number, date, name or negation is the duplicate (dedup.ts says why). A row of
-    // cosines already computed (for the pairs) gives the same candidates without a second scan.
-    const near = (row ? this.over(row, this.state.threshold) : this.vectors.search(vector, type, NEAR_CANDIDATES, exclude))
+    // cosines already computed (for the pairs), with the id of each, gives the same candidates
+    // without a second scan.
+    const near = (row ? this.over(...row, this.state.threshold) : this.vectors.search(vector, type, NEAR_CANDIDATES, exclude))
       .filter(([, s]) => s >= this.state.threshold);
     if (!near.length) return null;
     const texts = this.reader.getMany(near.map(([id]) => id));
@@ -65,30 +72,46 @@ export class Writer extends Part {
   }
 
   /** The NEAR_CANDIDATES best [id, cosine] of a row at or above `min`, ties by id, as search orders them. */
-  private over(row: Float64Array, min: number): [number, number][] {
+  private over(ids: ArrayLike<number>, row: Float64Array, min: number): [number, number][] {
     const out: [number, number][] = [];
-    for (let i = 0; i < row.length; i++) if (row[i] >= min) out.push([this.vectors.ids[i], row[i]]);
+    for (let i = 0; i < row.length; i++) if (row[i] >= min) out.push([ids[i], row[i]]);
     return out.sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, NEAR_CANDIDATES);
+  }
+
+  /** The cosines of `vector` with the same-type facts of the matrix and then with those of
+   * `pending`, and the id of each: [ids, row]. */
+  private scores(vector: Float32Array, type: FactType, pending: Pending[]): [ArrayLike<number>, Float64Array] {
+    const { size } = this.vectors;
+    const mine = pending.filter((p) => p.type === type);
+    if (!mine.length) return [this.vectors.ids, this.vectors.scores(vector, type)];
+    const row = new Float64Array(size + mine.length);
+    row.set(this.vectors.scores(vector, type));
+    mine.forEach((p, k) => { row[size + k] = dot(p.vector, vector); });  // summed as the matrix's rows are
+    return [[...this.vectors.ids.subarray(0, size), ...mine.map((p) => p.id)], row];
   }
 
   // -- writes ---------------------------------------------------------------------------
 
-  async addOne(data: Record<string, unknown>): Promise<Response> {
-    const [r] = await this.addMany([data]);
+  // Every write names its client (X-Memory-Client), for the history; an undo also names the
+  // entry it undoes (`undoes`, marked in the write's transaction) and says so (`note`).
+
+  async addOne(data: Record<string, unknown>, client = ""): Promise<Response> {
+    const [r] = await this.addMany([data], client);
     return Response.json(r.body, { status: r.status });
   }
 
-  async addBatch(data: Record<string, unknown>) {
+  async addBatch(data: Record<string, unknown>, client = "") {
     const facts = data.facts;
     if (!Array.isArray(facts) || facts.some((f) => typeof f !== "object" || f === null || Array.isArray(f))) {
       throw invalid("facts must be a list of objects");
     }
     if (facts.length > MAX_BATCH) throw tooLarge(`a batch holds at most ${MAX_BATCH} facts`);
-    return { results: (await this.addMany(facts)).map((r) => r.body) };
+    return { results: (await this.addMany(facts, client)).map((r) => r.body) };
   }
 
-  /** Store facts with dedup on write: each fact all or nothing, the batch one transaction. */
-  private async addMany(items: Record<string, unknown>[]) {
+  /** Store facts with dedup on write: each fact all or nothing, the batch one transaction; each
+   * stored fact is one history entry (`op` add, or restore for an undone delete). */
+  private async addMany(items: Record<string, unknown>[], client = "", op: Op = "add", note = "", undoes: number | null = null) {
     const clean = items.map((i) => ({
       text: cleanText(i.text),
       type: cleanType(i.type ?? "fact"),
@@ -98,70 +121,64 @@ export class Writer extends Part {
       id: cleanId(i.id),
     }));
     const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
-    // After the await: other writes may have landed meanwhile, so every check is made here.
-    const added: number[] = [];
+    // After the await: other writes may have landed meanwhile, so every check is made here. The
+    // matrix changes only once the transaction has committed: until then the batch's stored facts
+    // wait in `pending`, and later facts of the batch dedup and pair against them from there.
+    const pending: Pending[] = [];
     const stored: string[] = [];
-    try {
-      const results = this.ctx.storage.transactionSync(() => {
-        const out = clean.map((c, i) => {
-          // One scan of the type's rows serves the dedup check and the pairs (earlier facts of the
-          // batch are in the matrix already).
-          const row = this.vectors.scores(vectors[i], c.type);
-          const dup = this.findDuplicate(c.text, c.type, vectors[i], null, row);
-          if (dup) {
-            const fact = this.reader.get(dup[0]);
-            return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
-          }
-          const created = c.created_at ?? stamp(new Date());
-          const updated = c.updated_at ?? created;
-          if (c.id !== null && this.sql.exec("SELECT 1 FROM facts WHERE id = ?", c.id).toArray().length) {
-            throw new HttpError(409, "id_taken", `fact id ${c.id} is in use by another fact`);
-          }
-          const id = this.sql.exec<{ id: number }>(
-            "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            c.id, c.text, textKey(c.text), c.type, c.source, created, updated,
-          ).one().id;
-          this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
-          this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-            id, this.embedder.model, vectors[i].length, blob(vectors[i]));
-          storePairs(this.state, id, c.type, row);
-          this.vectors.put(id, c.type, vectors[i]);  // later facts of the batch dedup against it
-          added.push(id);
-          stored.push(c.text);
-          const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
-          return { status: 201, body: { id, created: true, fact } };
-        });
-        this.addWords(stored, words);
-        return out;
+    const results = this.ctx.storage.transactionSync(() => {
+      const out = clean.map((c, i) => {
+        // One row of cosines serves the dedup check and the pairs.
+        const [ids, row] = this.scores(vectors[i], c.type, pending);
+        const dup = this.findDuplicate(c.text, c.type, vectors[i], null, [ids, row]);
+        if (dup) {
+          const fact = this.reader.get(dup[0]);
+          return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
+        }
+        const created = c.created_at ?? stamp(new Date());
+        const updated = c.updated_at ?? created;
+        if (c.id !== null && this.sql.exec("SELECT 1 FROM facts WHERE id = ?", c.id).toArray().length) {
+          throw new HttpError(409, "id_taken", `fact id ${c.id} is in use by another fact`);
+        }
+        const id = this.sql.exec<{ id: number }>(
+          "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+          c.id, c.text, textKey(c.text), c.type, c.source, created, updated,
+        ).one().id;
+        this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
+        this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+          id, this.embedder.model, vectors[i].length, blob(vectors[i]));
+        storePairs(this.state, id, c.type, row, () => true, ids);
+        pending.push({ id, type: c.type, vector: vectors[i] });
+        stored.push(c.text);
+        const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
+        this.history.record(client, op, id, null, fact, note, undoes);
+        return { status: 201, body: { id, created: true, fact } };
       });
-      this.vocab.load();
-      return results;
-    } catch (e) {
-      for (const id of added) this.vectors.remove(id);  // the transaction rolled back: so does the matrix
-      throw e;
-    }
+      this.addWords(stored, words);
+      return out;
+    });
+    for (const p of pending) this.vectors.put(p.id, p.type, p.vector);  // committed: now the matrix
+    this.vocab.load();
+    return results;
   }
 
-  async edit(id: number, data: Record<string, unknown>): Promise<Fact> {
+  async edit(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null): Promise<Fact> {
     const old = this.reader.get(id);
     const text = "text" in data ? cleanText(data.text) : null;
     const type = "type" in data ? cleanType(data.type) : null;
     const source = "source" in data ? cleanSource(data.source) : null;
-    let [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
-    let current = this.reader.get(id);  // after the await: it may have changed or gone
-    if (text !== null && text !== current.text && vector === null) {
-      [[vector], words] = await this.embedFacts([text]);  // the text changed under us since we looked
-      current = this.reader.get(id);
-    }
+    // Embedded only when the text differs from the one read above, and only then is there an
+    // await: without one the fact is still as read, so a text that must be embedded always is.
+    const [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
+    const current = this.reader.get(id);  // after the await: it may have changed or gone
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
     const reembed = next.text !== current.text;
-    if (reembed && vector === null) throw new HttpError(503, "model_unavailable", "the fact changed while this edit was made: try again");
     const v = reembed ? vector! : this.vectors.vector(id);
     // One row of cosines serves the duplicate check and the fact's new pairs.
     const row = (reembed || next.type !== current.type) && v ? this.vectors.scores(v, next.type) : null;
     if (row && this.vectors.row.has(id)) row[this.vectors.row.get(id)!] = -Infinity;  // not its own duplicate
     if (row) {
-      const dup = this.findDuplicate(next.text, next.type, v!, id, row);
+      const dup = this.findDuplicate(next.text, next.type, v!, id, [this.vectors.ids, row]);
       if (dup) {
         const existing = this.reader.get(dup[0]);
         throw new HttpError(409, "duplicate", `this edit would duplicate fact ${existing.id} (${dup[1]} match, score ${dup[2].toFixed(3)})`,
@@ -169,6 +186,7 @@ export class Writer extends Part {
       }
     }
     const updated = stamp(new Date());
+    const edited: Fact = { id, ...next, created_at: current.created_at, updated_at: updated };
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
         next.text, textKey(next.text), next.type, next.source, updated, id);
@@ -183,15 +201,19 @@ export class Writer extends Part {
         this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
         storePairs(this.state, id, next.type, row);
       }
+      this.history.record(client, "edit", id, current, edited, note, undoes);
     });
     if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
     this.vocab.load();
-    return { id, ...next, created_at: current.created_at, updated_at: updated };
+    return edited;
   }
 
-  delete(id: number) {
+  /** Remove the row, its FTS entry and its vector together; the history keeps the whole fact,
+   * so the delete can be undone. */
+  delete(id: number, client = "", note = "", undoes: number | null = null) {
     const fact = this.reader.get(id);
     this.ctx.storage.transactionSync(() => {
+      this.history.record(client, "delete", id, fact, null, note, undoes);
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM vectors WHERE fact_id = ?", id);
@@ -199,6 +221,53 @@ export class Writer extends Part {
     });
     this.vectors.remove(id);
     return { deleted: id, fact };
+  }
+
+  /** Undo one history entry as the contract says (POST /history/{id}/undo): the entry that
+   * records the undo (or the entry itself when nothing needed storing), the fact, and whether
+   * anything was stored or changed (writing.py `undo`). */
+  async undo(entryId: number, client = ""): Promise<{ entry: Entry; fact: Fact | null; restored: boolean }> {
+    const entry = this.history.entry(entryId);
+    if (entry.undone_by !== null) {
+      throw new HttpError(409, "already_undone", `history entry ${entryId} was undone already, by entry ${entry.undone_by}`);
+    }
+    const note = `undo of #${entryId}`;
+    const before = entry.before!;
+    let fact: Fact | null = null;
+    if (entry.op === "delete") {
+      // Under its id and times, with its FTS entry, vector and pairs, as any add.
+      const [r] = await this.addMany([before], client, "restore", note, entryId);
+      if (!r.body.created) return { entry, fact: r.body.fact, restored: false };  // the same fact is stored again meanwhile
+      fact = r.body.fact;
+    } else if (entry.op === "edit") {
+      fact = await this.edit(entry.fact_id!, { text: before.text, type: before.type, source: before.source }, client, note, entryId);
+    } else if (entry.op === "add" || entry.op === "restore") {
+      fact = this.delete(entry.fact_id!, client, note, entryId).fact;
+    } else {
+      this.setSettings(before, client, note, entryId);
+    }
+    return { entry: this.history.entry(this.history.entry(entryId).undone_by!), fact, restored: true };
+  }
+
+  /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
+   * default (service.py `put_settings`). */
+  putSettings(data: Record<string, unknown>, client = ""): void {
+    if (!("fusion" in data)) throw invalid("fusion is required: the settings, as recall's fusion takes them");
+    const unknown = Object.keys(data).filter((k) => k !== "fusion").sort();
+    // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
+    const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
+    this.setSettings(fusionParam(data, this.state.shipped), client);
+  }
+
+  /** The memory's own recall settings, recorded with those before (writing.py `set_settings`). */
+  setSettings(fusion: Fusion | Record<string, unknown>, client = "", note = "", undoes: number | null = null): void {
+    this.ctx.storage.transactionSync(() => {
+      const before = this.state.settings();
+      this.state.setMeta("settings", JSON.stringify(fusion));
+      this.history.record(client, "settings", null, before, fusion, note, undoes);
+    });
+    this.state.useSettings(fusion as Record<string, unknown>);  // committed: recall uses them now
   }
 
   async reindex() {
@@ -250,8 +319,8 @@ export async function embedLacking(state: State, words: () => string[], have = n
 }
 
 /** A fact's same-type neighbours at or above the floor, from its row of cosines, into pairs. */
-export function storePairs(state: State, id: number, type: FactType, row: Float64Array, keep: (other: number) => boolean = () => true): void {
-  const { ids } = state.vectors;
+export function storePairs(state: State, id: number, type: FactType, row: Float64Array, keep: (other: number) => boolean = () => true,
+  ids: ArrayLike<number> = state.vectors.ids): void {
   for (let i = 0; i < row.length; i++) {
     const other = ids[i];
     if (row[i] >= state.floor && other !== id && keep(other)) {

@@ -1,7 +1,7 @@
 // The object's internals through the Worker, inside workerd with real SQLite Durable Objects.
-import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
+import { SELF, listDurableObjectIds, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { memoryOf } from "../src/index";
+import worker, { memoryOf } from "../src/index";
 import { cleanTime } from "../src/facts";
 import type { MemoryObject } from "../src/memory";
 
@@ -29,6 +29,34 @@ describe("the Worker", () => {
       expect(r.status).toBe(401);
     }
     expect((await SELF.fetch("http://memory.test/health")).status).toBe(200);
+  });
+
+  it("answers /health and /openapi.json without the secret itself: no object is woken, let alone created", async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `wake-${i}-${Math.random().toString(36).slice(2)}`);
+    for (const name of names) {
+      for (const secret of [undefined, "wrong"]) {
+        const r = await SELF.fetch(`http://memory.test/memories/${name}/health`, { headers: secret ? { "x-memory-secret": secret } : {} });
+        expect(r.status).toBe(200);
+        expect(await r.json()).toEqual({ ok: true });  // nothing about the memory's facts
+      }
+    }
+    const doc = await SELF.fetch(`http://memory.test/memories/${names[0]}/openapi.json`);
+    expect(((await doc.json()) as { openapi: string }).openapi).toMatch(/^3\.1/);
+    const post = await SELF.fetch(`http://memory.test/memories/${names[0]}/health`, { method: "POST" });
+    expect([post.status, post.headers.get("allow")]).toEqual([405, "GET"]);
+    const made = new Set((await listDurableObjectIds(env.MEMORY)).map((id) => id.toString()));
+    expect(names.filter((name) => made.has(env.MEMORY.idFromName(name).toString()))).toEqual([]);
+    // Nor is the namespace touched at all: a Worker whose MEMORY throws answers the same.
+    const untouchable = { ...env, MEMORY: new Proxy({}, { get: () => { throw new Error("env.MEMORY was used"); } }) } as unknown as Env;
+    for (const path of ["/health", "/memories/someone/health", "/openapi.json", "/memories/someone/openapi.json"]) {
+      expect((await worker.fetch(new Request(`http://memory.test${path}`), untouchable)).status).toBe(200);
+    }
+    // With the secret the memory answers, with its count.
+    const url = base();
+    await add(url, "Health counts this fact.");
+    expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid" });
+    const woken = env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]).toString();
+    expect((await listDurableObjectIds(env.MEMORY)).map((id) => id.toString())).toContain(woken);  // the list sees what was made
   });
 
   it("answers a name that is not one with a 404 saying what a name is", async () => {
@@ -72,6 +100,83 @@ describe("writes", () => {
     await runInDurableObject(stub(url), (memory: MemoryObject) => {  // nor did its words stay
       expect(words(memory)).toEqual(["first", "fact"]);
       expect(memory.vocab.words).toEqual(["first", "fact"]);
+    });
+  });
+
+  it("says in /stats when a matrix row disagrees with its table row, and when keyword search failed", async () => {
+    const url = base();
+    const a = await add(url, "Anna lives in Lisbon.");
+    const b = await add(url, "Tomas keeps bees.");
+    const stats = async () => (await (await call(`${url}/stats`)).json()) as { consistent: boolean; keyword_errors: number;
+      orphans: { vectors_out_of_step: number[] } };
+    expect(await stats()).toMatchObject({ consistent: true, keyword_errors: 0, orphans: { vectors_out_of_step: [] } });
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {  // as a snapshot pairing them wrongly would leave it
+      const va = memory.vectors.vector(a)!.slice(), vb = memory.vectors.vector(b)!.slice();
+      memory.vectors.vector(a)!.set(vb);
+      memory.vectors.vector(b)!.set(va);
+      const exec = memory.sql.exec.bind(memory.sql);
+      memory.sql.exec = ((query: string, ...args: SqlStorageValue[]) => {  // a damaged FTS index
+        if (query.includes("bm25")) throw new Error("database disk image is malformed");
+        return exec(query, ...args);
+      }) as typeof memory.sql.exec;
+    });
+    const hits = (await (await call(`${url}/recall`, "POST", { query: "Tomas bees", log: false })).json()) as { results: { via: string }[] };
+    expect(hits.results.every((h) => h.via === "vec")).toBe(true);
+    const after = await stats();
+    expect(after.consistent).toBe(false);
+    expect(after.orphans.vectors_out_of_step).toEqual([a, b].sort((x, y) => x - y));
+    expect(after.keyword_errors).toBe(1);
+  });
+
+  it("changes the matrix only once the write has committed", async () => {
+    const url = base();
+    await add(url, "The first fact.");
+    const during: number[] = [];
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const addWords = memory.vocab.add.bind(memory.vocab);
+      memory.vocab.add = (w: string[], v: Float32Array[]) => {  // the batch's last statement fails
+        during.push(memory.vectors.size);
+        memory.vocab.add = addWords;
+        throw new Error("disk full");
+      };
+    });
+    const r = await call(`${url}/facts/batch`, "POST", { facts: [{ text: "A brand new fact." }, { text: "Another one entirely." }] });
+    expect(r.status).toBe(500);
+    expect(during).toEqual([1]);  // inside the transaction the matrix had not changed
+    await runInDurableObject(stub(url), (memory: MemoryObject) => expect(memory.vectors.size).toBe(1));
+    expect(await (await call(`${url}/stats`)).json()).toMatchObject({ facts: 1, vectors_in_memory: 1, consistent: true });
+  });
+
+  it("keeps a committed fact's vector searchable even when what follows the commit fails", async () => {
+    const url = base();
+    await add(url, "The first fact.");
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const load = memory.vocab.load.bind(memory.vocab);
+      memory.vocab.load = () => {
+        memory.vocab.load = load;
+        throw new Error("read failed");
+      };
+    });
+    expect((await call(`${url}/facts`, "POST", { text: "Zebras graze at dawn." })).status).toBe(500);
+    const listed = (await (await call(`${url}/facts`)).json()) as { facts: { id: number; text: string }[] };
+    const zebra = listed.facts.find((f) => f.text === "Zebras graze at dawn.")!;
+    expect(zebra).toBeDefined();  // it committed
+    expect(await (await call(`${url}/stats`)).json()).toMatchObject({ facts: 2, vectors_in_memory: 2, consistent: true });
+    const found = (await (await call(`${url}/recall`, "POST", { query: "zebras graze at dawn", mode: "vector" })).json()) as { results: { fact: { id: number } }[] };
+    expect(found.results[0].fact.id).toBe(zebra.id);
+  });
+
+  it("dedups and pairs a batch's facts against those stored earlier in it", async () => {
+    const url = base();
+    const body = (await (await call(`${url}/facts/batch`, "POST", {
+      facts: [{ text: "Mara likes green tea." }, { text: "Mara likes green tea!" }, { text: "Mara likes green tea daily." }],
+    })).json()) as { results: { id: number; created: boolean; duplicate?: { match: string; score: number } }[] };
+    const [first, second, third] = body.results;
+    expect(second).toMatchObject({ id: first.id, created: false, duplicate: { match: "near", score: 1 } });
+    expect(third.created).toBe(true);
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      expect(memory.sql.exec("SELECT a, b FROM pairs").toArray()).toEqual([{ a: first.id, b: third.id }]);
+      expect(memory.vectors.size).toBe(2);
     });
   });
 

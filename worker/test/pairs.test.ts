@@ -72,4 +72,33 @@ describe("the pairs table", () => {
       expect(assertExact(memory)).toBe(before);
     });
   });
+
+  it("answers 503 building, saying how far, while the fill has not caught up: no all-pairs loop meanwhile", async () => {
+    const name = `building-${Math.random().toString(36).slice(2)}`;
+    const url = `http://memory.test/memories/${name}`;
+    const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
+    const added = (await (await call(`${url}/facts/batch`, "POST", { facts: Array.from({ length: 30 }, () => ({ text: text() })) })).json()) as
+      { results: { id: number; created: boolean }[] };
+    const ids = added.results.filter((r) => r.created).map((r) => r.id);
+    await runInDurableObject(stub, (memory: MemoryObject) => {
+      memory.sql.exec("DELETE FROM meta WHERE key = 'pairs_floor'");  // as a memory from before the table
+      (memory as unknown as { startPairs(): void }).startPairs();
+      memory.sql.exec("UPDATE meta SET value = ? WHERE key = 'pairs_upto'", ids[9]);  // ten facts in
+      memory.vectors.pairs = () => { throw new Error("the all-pairs loop ran"); };
+    });
+    for (const path of ["/duplicates", "/duplicates?threshold=0.8", "/duplicates/nearest", "/duplicates/nearest?type=fact"]) {
+      const r = await call(`${url}${path}`);
+      expect(r.status).toBe(503);
+      expect(r.headers.get("retry-after")).toBe("5");
+      expect(await r.json()).toEqual({ error: { code: "building",
+        message: `the near-duplicate pairs are still being built (10 of ${ids.length} facts): try again in a few seconds` } });
+    }
+    await runInDurableObject(stub, (memory: MemoryObject) => { delete (memory.vectors as Partial<typeof memory.vectors>).pairs; });
+    expect((await call(`${url}/duplicates?threshold=0.5`)).status).toBe(200);  // below the floor every pair is computed, as ever
+    await runInDurableObject(stub, async (memory: MemoryObject) => {
+      while (!memory.pairsReady()) await memory.fillPairs();
+    });
+    expect((await call(`${url}/duplicates`)).status).toBe(200);
+    expect((await call(`${url}/duplicates/nearest`)).status).toBe(200);
+  });
 });

@@ -1,0 +1,87 @@
+"""The golden parsing cases both memories answer alike (tests/golden/parsing.json): times,
+cursors, whole-number and decimal parameters and fact ids. This checks memories/ against the
+file; worker/test/parsing.test.ts checks the Worker against the same file. The file is the
+contract, written by hand: change it, and then both sides, on purpose."""
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from memories.facts import InvalidInput, clean_id, clean_time, decode_cursor
+from memories.service import float_param, int_param
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "parsing.json").read_text(encoding="utf-8"))
+
+
+def shown(value) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else f"{text[:30]}…({len(text)} chars)"
+
+
+def outcome(call) -> dict:
+    """What a parser answered: {"ok": value} or {"error": message}; any other exception is a
+    failure of the test (it would be a 500)."""
+    try:
+        return {"ok": call()}
+    except InvalidInput as e:
+        return {"error": str(e)}
+
+
+def wanted(case: dict, key: str) -> dict:
+    return {"error": case["error"]} if "error" in case else {"ok": case[key]}
+
+
+@pytest.mark.parametrize("case", GOLDEN["times"], ids=lambda c: shown(c["input"]))
+def test_time(case):
+    assert outcome(lambda: clean_time(case["input"], "created_at")) == wanted(case, "stored")
+
+
+@pytest.mark.parametrize("case", GOLDEN["cursors"], ids=lambda c: shown(c.get("text", c["cursor"])))
+def test_cursor(case):
+    if "text" in case:  # what the case says it holds is what it holds
+        assert base64.urlsafe_b64encode(case["text"].encode()).decode() == case["cursor"]
+    got = outcome(lambda: list(decode_cursor(case["cursor"])))
+    assert got == wanted(case, "decoded")
+    if "decoded" in case:
+        assert type(got["ok"][1]) is int
+
+
+def param_case(case: dict) -> str:
+    return f"{case['name']}={shown(case['value'])}"
+
+
+@pytest.mark.parametrize("case", GOLDEN["int_params"], ids=param_case)
+def test_whole_number_parameter(case):
+    got = outcome(lambda: int_param(case["value"], case["name"], case["default"], case["low"], case["high"]))
+    assert got == wanted(case, "parsed")
+    if "parsed" in case:
+        assert type(got["ok"]) is int
+
+
+@pytest.mark.parametrize("case", GOLDEN["float_params"], ids=param_case)
+def test_decimal_parameter(case):
+    got = outcome(lambda: float_param(case["value"], case["name"], case["default"], case["low"], case["high"]))
+    assert got == wanted(case, "parsed")
+
+
+@pytest.mark.parametrize("case", GOLDEN["ids"], ids=lambda c: shown(c["value"]))
+def test_fact_id(case):
+    got = outcome(lambda: clean_id(case["value"]))
+    assert got == wanted(case, "id")
+    if case.get("id") is not None:
+        assert type(got["ok"]) is int
+
+
+def test_the_golden_file_covers_the_edges_both_sides_once_read_differently():
+    times = {c["input"]: c for c in GOLDEN["times"] if isinstance(c["input"], str)}
+    assert "stored" in times["2024-02-29T12:00:00Z"] and "error" in times["2023-02-29T10:00:00Z"]
+    assert "error" in times["2024-02-30T10:00:00Z"] and "error" in times["2024-03-05T24:00:00Z"]
+    assert "error" in times["2024-W05-1T10:00:00Z"] and "error" in times["2024-03-05T10:00:00.123456789Z"]
+    assert times["2024-03-05T10:00:00+05:30"]["stored"] == times["2024-03-05T10:00:00+0530"]["stored"]
+    assert "stored" in times["2024-03-05t10:00:00z"] and "error" in times[""]
+    limits = {c["value"]: c for c in GOLDEN["int_params"] if isinstance(c["value"], str) and c["name"] == "limit"}
+    assert all(v in limits for v in ["1.0", "1e3", "0x10", "١٢", "+5", " 5", "9" * 5000])
+    ids = [c["value"] for c in GOLDEN["ids"] if "error" in c]
+    assert 2**53 in ids and 2**63 - 1 in ids

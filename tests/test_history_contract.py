@@ -1,0 +1,186 @@
+"""Contract v3 on both memories: the history of writes with undo, the recall log, the memory's
+own settings and X-Memory-Client."""
+
+import concurrent.futures
+import uuid
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def service(either_service):
+    return either_service
+
+
+def as_client(api, name):
+    """The same connection, naming itself `name`."""
+    return lambda method, path, **kw: api.request(method, path, headers={"X-Memory-Client": name}, **kw)
+
+
+def unique(text: str) -> str:
+    return f"{text} ({uuid.uuid4().hex[:8]})"
+
+
+def history_of(api, fact_id: int) -> list[dict]:
+    r = api.get("/history", params={"fact_id": fact_id})
+    assert r.status_code == 200, r.text
+    return r.json()["entries"]
+
+
+def test_every_write_is_in_the_history_with_its_client(api):
+    agent, owner = as_client(api, "claude-code 1.2"), as_client(api, "dashboard")
+    fact = agent("POST", "/facts", json={"text": unique("Priya is the owner's sister."), "source": "chat"}).json()["fact"]
+    edited = owner("PATCH", f"/facts/{fact['id']}", json={"text": unique("Priya is the owner's older sister.")}).json()
+    assert agent("DELETE", f"/facts/{fact['id']}").status_code == 200
+    entries = history_of(api, fact["id"])
+    assert [(e["op"], e["client"]) for e in entries] == [("delete", "claude-code 1.2"), ("edit", "dashboard"),
+                                                         ("add", "claude-code 1.2")]
+    delete, edit, add = entries
+    assert add["before"] is None and add["after"] == fact
+    assert edit["before"]["text"] == fact["text"] and edit["after"] == edited
+    assert delete["before"] == edited and delete["after"] is None
+    assert all(e["undone_by"] is None for e in entries)
+    assert api.get(f"/history/{add['id']}").json() == add
+
+
+def test_a_batch_records_one_add_a_stored_fact_and_none_for_a_duplicate(api):
+    text = unique("Batch fact about tea.")
+    results = api.post("/facts/batch", json={"facts": [{"text": text}, {"text": text}]}).json()["results"]
+    assert [r["created"] for r in results] == [True, False]
+    assert [e["op"] for e in history_of(api, results[0]["id"])] == ["add"]
+
+
+def test_undo_of_a_delete_brings_the_fact_back_whole_and_only_once(api):
+    text = unique("The owner's dentist is Dr Okafor in Porto.")
+    fact = api.post("/facts", json={"text": text, "source": "mcp"}).json()["fact"]
+    api.delete(f"/facts/{fact['id']}")
+    delete = history_of(api, fact["id"])[0]
+    undo = as_client(api, "dashboard")("POST", f"/history/{delete['id']}/undo")
+    assert undo.status_code == 200, undo.text
+    body = undo.json()
+    assert body["restored"] is True and body["fact"] == fact  # same id, text and times
+    assert body["entry"]["op"] == "restore" and body["entry"]["client"] == "dashboard"
+    assert api.get(f"/history/{delete['id']}").json()["undone_by"] == body["entry"]["id"]
+    assert api.get(f"/facts/{fact['id']}").json() == fact
+    for mode in ("keyword", "vector"):  # its FTS entry and its vector came back with it
+        hits = api.post("/recall", json={"query": "dentist Okafor Porto", "mode": mode, "log": False}).json()["results"]
+        assert fact["id"] in [h["fact"]["id"] for h in hits], mode
+    again = api.post(f"/history/{delete['id']}/undo")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_undone"
+
+
+def test_undo_of_an_edit_puts_the_text_back(api):
+    fact = api.post("/facts", json={"text": unique("Leo swims on Wednesdays.")}).json()["fact"]
+    api.patch(f"/facts/{fact['id']}", json={"text": unique("Leo plays chess on Fridays.")})
+    edit = history_of(api, fact["id"])[0]
+    body = api.post(f"/history/{edit['id']}/undo").json()
+    assert body["fact"]["text"] == fact["text"] and body["entry"]["op"] == "edit"
+    assert api.get(f"/facts/{fact['id']}").json()["text"] == fact["text"]
+
+
+def test_forgetting_a_fact_leaves_no_entry_of_it(api):
+    fact = api.post("/facts", json={"text": unique("The wifi password is hunter2.")}).json()["fact"]
+    api.delete(f"/facts/{fact['id']}")
+    assert api.delete("/history", params={"fact_id": fact["id"]}).json() == {"deleted": 2}
+    assert history_of(api, fact["id"]) == []
+    assert api.delete("/history").status_code == 422  # which fact must be said
+
+
+@pytest.mark.parametrize("name", ["x" * 65, "tab\there", "naïve"])
+def test_a_bad_client_name_is_a_422_naming_the_header(api, name):
+    r = api.post("/facts", json={"text": unique("Never stored.")}, headers={"X-Memory-Client": name.encode("utf-8")})
+    assert r.status_code == 422 and "X-Memory-Client" in r.json()["error"]["message"]
+
+
+def test_recalls_are_logged_with_what_the_client_got(api):
+    query = unique("Who is Priya")
+    fact = api.post("/facts", json={"text": unique("Priya is the owner's sister, a nurse.")}).json()["fact"]
+    answer = as_client(api, "agent-x")("POST", "/recall", json={"query": query, "limit": 5}).json()
+    as_client(api, "dashboard")("POST", "/recall", json={"query": query, "log": False})
+    found = api.get("/recalls", params={"q": query[-20:]}).json()
+    assert found["total"] == 1
+    [logged] = found["recalls"]
+    assert logged["client"] == "agent-x" and logged["query"] == query and logged["limit"] == 5
+    assert logged["mode"] == answer["mode"] and logged["ms"] > 0 and logged["settings"]["rerank"] >= 0
+    assert logged["results"] == [{"id": h["fact"]["id"], "via": h["via"], "score": h["score"]} for h in answer["results"]]
+    assert fact["id"] in [r["id"] for r in logged["results"]]
+    assert api.get(f"/recalls/{logged['id']}").json() == logged
+    assert api.get("/recalls", params={"fact_id": fact["id"]}).json()["total"] >= 1
+    assert api.get("/recalls", params={"client": "agent-x", "q": query[-20:]}).json()["total"] == 1
+    assert api.get("/recalls", params={"client": "nobody", "q": query[-20:]}).json()["total"] == 0
+
+
+def test_a_recall_that_found_nothing_is_flagged_and_the_log_can_be_cleared(api):
+    api.post("/recall", json={"query": "zzzqqq", "mode": "keyword"})
+    empty = api.get("/recalls", params={"empty": "true"}).json()
+    assert empty["recalls"] and all(r["results"] == [] for r in empty["recalls"])
+    n = api.get("/recalls").json()["total"]
+    assert api.delete("/recalls").json() == {"deleted": n}
+    assert api.get("/recalls").json()["total"] == 0
+
+
+def test_fifty_parallel_recalls_leave_fifty_rows(api, service):
+    api.delete("/recalls")
+
+    def one(i):
+        with service.client() as c:
+            return c.post("/recall", json={"query": f"parallel recall {i}", "mode": "keyword"}).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(10) as pool:
+        assert set(pool.map(one, range(50))) == {200}
+    assert api.get("/recalls").json()["total"] == 50
+
+
+def test_the_log_pages_newest_first(api):
+    api.delete("/recalls")
+    for i in range(5):
+        api.post("/recall", json={"query": f"paging {i}", "mode": "keyword"})
+    first = api.get("/recalls", params={"limit": 3}).json()
+    second = api.get("/recalls", params={"limit": 3, "cursor": first["next_cursor"]}).json()
+    assert [r["query"] for r in first["recalls"] + second["recalls"]] == [f"paging {i}" for i in range(4, -1, -1)]
+    assert second["next_cursor"] is None
+    assert api.get("/recalls", params={"cursor": "not-one"}).status_code == 422
+
+
+@pytest.mark.parametrize("body", [{"query": "x", "log": "yes"}, {"query": "x", "log": 1}])
+def test_log_must_be_a_boolean(api, body):
+    r = api.post("/recall", json=body)
+    assert r.status_code == 422 and "log" in r.json()["error"]["message"]
+
+
+def test_the_memory_keeps_its_own_settings_and_they_can_be_undone(api):
+    start = api.get("/settings").json()
+    assert start["fusion"] == start["shipped"] and start["changed"] == []
+    put = as_client(api, "dashboard")("PUT", "/settings", json={"fusion": {"rerank": 0, "expand": 0.7}})
+    assert put.status_code == 200, put.text
+    assert sorted(put.json()["changed"]) == ["expand", "rerank"] and put.json()["fusion"]["rerank"] == 0
+    used = api.post("/recall", json={"query": "who is my sister", "debug": True, "log": False}).json()["fusion"]
+    assert used["rerank"] == 0 and used["expand"] == 0.7  # a recall that sends no fusion
+    entry = api.get("/history", params={"op": "settings"}).json()["entries"][0]
+    assert entry["client"] == "dashboard" and entry["before"] == start["fusion"] and entry["after"]["rerank"] == 0
+    assert api.post(f"/history/{entry['id']}/undo").status_code == 200
+    assert api.get("/settings").json() == start
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"fusion": {"rerank": 99}}, "fusion.rerank"), ({"fusion": {"nope": 1}}, "nope"), ({"fusion": {"expand": "x"}}, "fusion.expand"),
+    ({"fusion": {}, "other": 1}, "other"), ({}, "fusion"),
+])
+def test_bad_settings_are_a_422_naming_the_field(api, body, field):
+    r = api.put("/settings", json=body)
+    assert r.status_code == 422 and field in r.json()["error"]["message"], r.text
+
+
+def test_neither_log_holds_the_secret(api, service):
+    api.post("/facts", json={"text": unique("Something to log.")})
+    api.post("/recall", json={"query": "something"})
+    everything = api.get("/history", params={"limit": 100}).text + api.get("/recalls", params={"limit": 100}).text
+    assert service.secret not in everything
+
+
+def test_a_note_says_why_in_the_history(api):
+    fact = api.post("/facts", json={"text": unique("Anna moved to Lisbon.")}).json()["fact"]
+    api.patch(f"/facts/{fact['id']}", params={"note": "typo"}, json={"source": "chat"})
+    api.delete(f"/facts/{fact['id']}", params={"note": "merged into #7"})
+    assert [e["note"] for e in history_of(api, fact["id"])] == ["merged into #7", "typo", ""]
+    assert api.delete(f"/facts/{fact['id']}", params={"note": "x" * 201}).status_code == 422

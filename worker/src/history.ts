@@ -1,0 +1,119 @@
+// What was done to the memory, by which client (memories/history.py): one entry a write, written
+// inside the write's own `transactionSync` (so a write and its entry commit together or not at
+// all), and the newest `keep` entries kept. The write path (writing.ts) records; the undo of an
+// entry is a write too, and lives there.
+
+import { type Fact, stamp } from "./facts";
+import type { Fusion } from "./recall";
+import { HttpError, invalid, notFound } from "./http";
+import { Part, type State } from "./state";
+
+export const OPS = ["add", "edit", "delete", "restore", "settings"] as const;
+export type Op = (typeof OPS)[number];
+export const DEFAULT_KEEP = 10_000;
+const MAX_CLIENT = 64;
+export const MAX_NOTE = 200;  // characters of a write's `note`
+const PRINTABLE_ASCII = /^[ -~]*$/;
+
+/** X-Memory-Client: 1 to 64 printable ASCII characters, or none (""). */
+export function cleanClient(value: string | null): string {
+  if (value === null || value === "") return "";
+  if (value.length > MAX_CLIENT || !PRINTABLE_ASCII.test(value)) {
+    throw invalid(`X-Memory-Client must be 1 to ${MAX_CLIENT} printable ASCII characters`);
+  }
+  return value;
+}
+
+/** The history's and the recall log's cursor: the last id of the previous page. */
+export function cleanPageCursor(cursor: string | null): number | null {
+  if (!cursor) return null;
+  if (/^[0-9]{1,16}$/.test(cursor) && 1 <= Number(cursor) && Number(cursor) <= Number.MAX_SAFE_INTEGER) return Number(cursor);
+  throw invalid("cursor is not one this service gave out");
+}
+
+/** A history entry's `before` or `after`: the fact, or the settings. */
+type Value = Fact | Fusion | Record<string, unknown>;
+
+export interface Entry {
+  id: number;
+  at: string;
+  client: string;
+  op: Op;
+  fact_id: number | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  note: string;
+  undone_by: number | null;
+}
+
+const COLUMNS = "id, at, client, op, fact_id, before, after, note, undone_by";
+
+const asEntry = (r: Record<string, SqlStorageValue>): Entry => ({
+  id: r.id as number, at: r.at as string, client: r.client as string, op: r.op as Op, fact_id: r.fact_id as number | null,
+  before: r.before ? JSON.parse(r.before as string) : null, after: r.after ? JSON.parse(r.after as string) : null,
+  note: r.note as string, undone_by: r.undone_by as number | null,
+});
+
+export class History extends Part {
+  constructor(state: State, public keep: number = DEFAULT_KEEP) {
+    super(state);
+  }
+
+  /** One entry, inside the caller's `transactionSync`; the oldest past `keep` go in it too.
+   * `undoes`: the entry this write undoes, marked in the same transaction (once only: a second
+   * undo of it fails, and its write with it). */
+  record(client: string, op: Op, factId: number | null, before: Value | null = null, after: Value | null = null,
+    note = "", undoes: number | null = null): number {
+    const json = (v: Value | null) => (v === null ? null : JSON.stringify(v));
+    const entry = this.sql.exec<{ id: number }>(
+      "INSERT INTO history (at, client, op, fact_id, before, after, note) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      stamp(new Date()), client, op, factId, json(before), json(after), note,
+    ).one().id;
+    if (undoes !== null
+      && !this.sql.exec("UPDATE history SET undone_by = ? WHERE id = ? AND undone_by IS NULL RETURNING id", entry, undoes).toArray().length) {
+      throw new HttpError(409, "already_undone", `history entry ${undoes} was undone already`);
+    }
+    this.sql.exec("DELETE FROM history WHERE id <= ?", entry - this.keep);
+    return entry;
+  }
+
+  entry(id: number): Entry {
+    const rows = this.sql.exec(`SELECT ${COLUMNS} FROM history WHERE id = ?`, id).toArray();
+    if (!rows.length) throw notFound(`no history entry with id ${id}`);
+    return asEntry(rows[0]);
+  }
+
+  /** Newest first: the entries and the next page's cursor (or null). */
+  entries(limit: number, cursor: string | null, op: string | null, client: string | null, factId: number | null) {
+    const where: string[] = [];
+    const args: SqlStorageValue[] = [];
+    if (op) {
+      if (!OPS.includes(op as Op)) throw invalid(`op must be one of ${OPS.join(", ")}`);
+      where.push("op = ?");
+      args.push(op);
+    }
+    if (client !== null) {
+      where.push("client = ?");
+      args.push(cleanClient(client));
+    }
+    if (factId !== null) {
+      where.push("fact_id = ?");
+      args.push(factId);
+    }
+    const before = cleanPageCursor(cursor);
+    if (before !== null) {
+      where.push("id < ?");
+      args.push(before);
+    }
+    const rows = this.sql.exec(`SELECT ${COLUMNS} FROM history WHERE ${where.join(" AND ") || "1"} ORDER BY id DESC LIMIT ?`,
+      ...args, limit + 1).toArray();
+    const entries = rows.slice(0, limit).map(asEntry);
+    return { entries, next_cursor: rows.length > limit ? String(entries[entries.length - 1].id) : null };
+  }
+
+  /** Every entry of one fact, gone: a secret stored by mistake leaves no copy here. */
+  forget(factId: number): number {
+    return this.ctx.storage.transactionSync(() =>
+      this.sql.exec("DELETE FROM history WHERE fact_id = ? RETURNING id", factId).toArray().length);
+  }
+}

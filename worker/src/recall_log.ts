@@ -1,0 +1,103 @@
+// The recall log (memories/recall_log.py): what each client asked, what it got back (ids, `via`,
+// scores in order), under which settings and model, and how long it took; the newest `keep`
+// recalls, so the owner can debug a bad recall after the fact. A row a recall, in a transaction
+// of its own after the recall has answered; a log write that fails is logged and never fails
+// the recall.
+
+import { chars, stamp } from "./facts";
+import { invalid, notFound, wellFormed } from "./http";
+import { cleanClient, cleanPageCursor } from "./history";
+import type { Fusion } from "./recall";
+import { Part, type State } from "./state";
+
+export const DEFAULT_KEEP = 2_000;
+const MAX_FILTER = 1_000;  // a `q` filter, in characters
+
+const COLUMNS = 'id, at, client, query, type, mode, "limit", settings, results, model, ms';
+
+export interface RecallEntry {
+  id: number;
+  at: string;
+  client: string;
+  query: string;
+  type: string | null;
+  mode: string;
+  limit: number;
+  settings: Fusion;
+  results: { id: number; via: string; score: number }[];
+  model: string | null;
+  ms: number;
+}
+
+/** What a recall answered, as much of it as the log keeps. */
+export interface Answer {
+  results: { fact: { id: number }; via: string; score: number }[];
+  mode: string;
+}
+
+const asEntry = (r: Record<string, SqlStorageValue>): RecallEntry => ({
+  id: r.id as number, at: r.at as string, client: r.client as string, query: r.query as string, type: r.type as string | null,
+  mode: r.mode as string, limit: r.limit as number, settings: JSON.parse(r.settings as string), results: JSON.parse(r.results as string),
+  model: r.model as string | null, ms: r.ms as number,
+});
+
+export class RecallLog extends Part {
+  constructor(state: State, public keep: number = DEFAULT_KEEP) {
+    super(state);
+  }
+
+  /** Log one recall as the searcher answered it; never throws. */
+  add(client: string, query: string, type: string | null, limit: number, settings: Fusion, answer: Answer, ms: number): void {
+    if (this.keep <= 0) return;
+    const results = answer.results.map((r) => ({ id: r.fact.id, via: r.via, score: r.score }));
+    try {
+      this.ctx.storage.transactionSync(() => {
+        const entry = this.sql.exec<{ id: number }>(
+          `INSERT INTO recalls (${COLUMNS.slice(4)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+          stamp(new Date()), client, query, type, answer.mode, limit, JSON.stringify(settings), JSON.stringify(results),
+          this.embedder.model, ms,
+        ).one().id;
+        this.sql.exec("DELETE FROM recalls WHERE id <= ?", entry - this.keep);
+      });
+    } catch (e) {
+      console.error("could not log a recall; the recall itself was answered", e);
+    }
+  }
+
+  entry(id: number): RecallEntry {
+    const rows = this.sql.exec(`SELECT ${COLUMNS} FROM recalls WHERE id = ?`, id).toArray();
+    if (!rows.length) throw notFound(`no logged recall with id ${id}`);
+    return asEntry(rows[0]);
+  }
+
+  /** Newest first: the recalls, the next page's cursor (or null) and how many match the filters. */
+  entries(limit: number, cursor: string | null, client: string | null, q: string | null, empty: boolean, factId: number | null) {
+    const where: string[] = [];
+    const args: SqlStorageValue[] = [];
+    if (client !== null) {
+      where.push("client = ?");
+      args.push(cleanClient(client));
+    }
+    if (q) {
+      if (chars(q) > MAX_FILTER) throw invalid(`q is ${chars(q)} characters; the limit is ${MAX_FILTER}`);
+      where.push("instr(lower(query), lower(?)) > 0");
+      args.push(wellFormed(q, "q"));
+    }
+    if (empty) where.push("results = '[]'");
+    if (factId !== null) {
+      where.push("EXISTS (SELECT 1 FROM json_each(recalls.results) WHERE json_extract(value, '$.id') = ?)");
+      args.push(factId);
+    }
+    const filters = where.join(" AND ") || "1";
+    const before = cleanPageCursor(cursor);
+    const [page, pageArgs] = before !== null ? [`${filters} AND id < ?`, [...args, before]] : [filters, args];
+    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM recalls WHERE ${filters}`, ...args).one().n;
+    const rows = this.sql.exec(`SELECT ${COLUMNS} FROM recalls WHERE ${page} ORDER BY id DESC LIMIT ?`, ...pageArgs, limit + 1).toArray();
+    const recalls = rows.slice(0, limit).map(asEntry);
+    return { recalls, next_cursor: rows.length > limit ? String(recalls[recalls.length - 1].id) : null, total };
+  }
+
+  clear(): number {
+    return this.ctx.storage.transactionSync(() => this.sql.exec("DELETE FROM recalls RETURNING id").toArray().length);
+  }
+}
