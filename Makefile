@@ -59,9 +59,11 @@ bench: install
 screenshots: install
 	$(BIN)/python scripts/screenshots.py
 
-# Load the shipped evaluation sets into the running demo memory (start `make run` first).
+# Load the shipped evaluation sets, each into a memory of its own (eval-NAME) beside the owner's, on
+# the memory `make run` or `make run-worker` is serving now (var/run.env says where; start one first).
 evalsets: install
-	$(BIN)/python manage.py load_evalset
+	@test -f var/run.env || { echo "No memory is running: start make run (or make run-worker) first, then make evalsets"; exit 1; }
+	set -a && . ./var/run.env && set +a && $(BIN)/python manage.py load_evalset
 
 clean:
 	rm -rf $(VENV) var artifacts

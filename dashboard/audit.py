@@ -1,13 +1,18 @@
-"""The dashboard's record of every curation action, and the trash that undoes deletes."""
+"""Curation through the memory's own history: deletes the trash can undo, and the few decisions
+only the dashboard knows (a pair that is not a duplicate, a case kept from a recall).
+
+The memory records every write by any client (the agent through MCP, an import, the API, the
+dashboard) in its history, in the write's own transaction: the trash and the audit log read it
+there, so what an agent did is as visible and as undoable as a click here. The dashboard's own
+table (`AuditEntry`) keeps only what is not a write to the memory."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
 from django.http import HttpRequest
-from django.utils import timezone
 
-from memories.client import Fact, MemoryClient
+from memories.client import Fact, HistoryEntry, MemoryClient
 
 from .models import AuditEntry
 
@@ -23,30 +28,23 @@ def snapshot(fact: Fact | None) -> dict | None:
 
 def record(request: HttpRequest, action: str, fact_id: int | None = None, *, before: Fact | None = None,
            after: Fact | None = None, note: str = "", memory: str | None = None) -> AuditEntry:
-    """`memory`: the memory the fact is in, if not the one the request is about."""
+    """A decision only the dashboard knows (not a write to the memory). `memory`: the memory the
+    fact is in, if not the one the request is about."""
     return AuditEntry.objects.create(
-        memory=memory or request.memory, user=request.user.get_username() if request.user.is_authenticated else "", action=action, fact_id=fact_id,
-        before=snapshot(before), after=snapshot(after), note=note,
+        memory=memory or request.memory, user=request.user.get_username() if request.user.is_authenticated else "",
+        action=action, fact_id=fact_id, before=snapshot(before), after=snapshot(after), note=note,
     )
 
 
-def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str = "", fact: Fact | None = None) -> AuditEntry:
-    """Delete a fact through the client, keeping it in the trash (the audit entry). Pass `fact`
-    when the caller has just read it, to spare a second read."""
-    fact = fact or client.get(fact_id)
-    client.delete(fact_id)
-    return record(request, "delete", fact_id, before=fact, note=note)
+def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str = "", fact: Fact | None = None) -> HistoryEntry | None:
+    """Delete a fact; the memory keeps it in its history (the trash). Answers that history entry,
+    for an Undo link (None from a memory that does not say)."""
+    client.delete(fact_id, note=note)
+    entries, _ = client.history(fact_id=fact_id, op="delete", limit=1)
+    return entries[0] if entries else None
 
 
-def undo(request: HttpRequest, client: MemoryClient, entry: AuditEntry) -> tuple[Fact, bool]:
-    """Put a deleted fact back under its id and times, with its FTS entry and vector
-    (the service rebuilds both). (fact, restored): not restored when the memory already holds
-    the same fact again, which is then the one returned. `client` is the entry's own memory's."""
-    b = entry.before
-    result = client.add(b["text"], b["type"], b.get("source", ""), id=b["id"], created_at=b["created_at"],
-                        updated_at=b["updated_at"])
-    entry.undone_at = timezone.now()
-    entry.save(update_fields=["undone_at"])
-    record(request, "restore", result.fact.id, after=result.fact, memory=entry.memory,
-           note="" if result.created else f"already stored again as #{result.fact.id} ({result.match} match)")
-    return result.fact, result.created
+def last_delete(client: MemoryClient, fact_id: int) -> HistoryEntry | None:
+    """The history's most recent delete of a fact that is not undone."""
+    entries, _ = client.history(fact_id=fact_id, op="delete", limit=1)
+    return entries[0] if entries and entries[0].undone_by is None else None

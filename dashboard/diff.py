@@ -25,40 +25,44 @@ def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, b
 
 
 BIN = 0.01  # the threshold moves in steps of 0.01, so it always falls on a bin edge
+SCALE_LOW = 0.5  # the slider's lowest value: the slider and the chart share one scale, 0.50 to 1.00
 
 
-def histogram(scores: list[float], low: float = 0.5, high: float = 1.0, width: float = BIN) -> list[dict]:
-    """Counts of nearest-neighbour cosines in equal bins from low (lowered to the lowest score, to a
-    tenth, so no score is piled into the first bar) to high."""
-    if scores:
-        low = min(low, math.floor(min(scores) * 10) / 10)
+def histogram(scores: list[float], low: float = SCALE_LOW, high: float = 1.0, width: float = BIN) -> list[dict]:
+    """Counts of nearest-neighbour cosines in equal bins from low to high (the slider's range);
+    a score under low is not in any bin (the caller says how many there are)."""
     bins = max(1, round((high - low) / width))
     counts = [0] * bins
     for s in scores:
-        counts[min(bins - 1, max(0, math.floor((s - low) / width + 1e-9)))] += 1
+        if s >= low - 1e-9:
+            counts[min(bins - 1, max(0, math.floor((s - low) / width + 1e-9)))] += 1
     return [{"low": round(low + i * width, 4), "high": round(low + (i + 1) * width, 4), "count": c} for i, c in enumerate(counts)]
 
 
-def chart(bins: list[dict], threshold: float, width: int = 1000, plot_h: int = 120) -> dict:
+def chart(bins: list[dict], threshold: float, width: int = 1000, plot_h: int = 120, known_from: float | None = None) -> dict:
     """SVG geometry for the histogram: one bar per bin (those at or above the threshold marked),
-    the threshold line, ticks every 0.1 at their true place, and the tallest bar's count on the axis."""
+    the threshold line (always inside: the slider cannot leave the scale), ticks every 0.1 at
+    their true place, the tallest bar's count on the axis, and a shaded band from the scale's
+    low end up to `known_from`, where the memory lists no fact (below its review floor)."""
     low, high = bins[0]["low"], bins[-1]["high"]
-    tallest = max(b["count"] for b in bins) or 1
+    tallest = max(b["count"] for b in bins)
     step = width / len(bins)
 
     def x(value: float) -> float:
-        return round((value - low) / (high - low) * width, 1)
+        return round((min(max(value, low), high) - low) / (high - low) * width, 1)
 
     bars = []
     for i, b in enumerate(bins):
         h = round(b["count"] / tallest * plot_h, 1) if b["count"] else 0
-        bars.append({**b, "x": round(i * step, 1), "w": round(max(step - 1, 0.5), 1), "y": round(plot_h - h, 1), "h": h,
-                     "caught": b["low"] >= threshold - 1e-9})
+        if h:
+            bars.append({**b, "x": round(i * step, 1), "w": round(max(step - 1, 0.5), 1), "y": round(plot_h - h, 1), "h": h,
+                         "caught": b["low"] >= threshold - 1e-9})
     first = math.ceil(low * 10 - 1e-9)
     ticks = []
     for t in range(first, 11):
         value = t / 10
         anchor = "start" if value <= low + 1e-9 else "end" if value >= high - 1e-9 else "middle"
         ticks.append({"x": x(value), "label": f"{value:.1f}", "anchor": anchor})
+    unknown = x(known_from) if known_from is not None and known_from > low + 1e-9 else 0
     return {"bars": bars, "threshold_x": x(threshold), "plot_h": plot_h, "width": width, "height": plot_h + 16,
-            "ticks": ticks, "tallest": tallest, "low": low}
+            "ticks": ticks, "tallest": tallest, "low": low, "unknown_w": unknown, "known_from": known_from}

@@ -9,16 +9,57 @@ A set file is JSON (see docs/recall-quality.md, "Evaluation set format"):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memories.client import Fact, MemoryClient, MemoryServiceError
+from memories.client import Fact, MemoryClient, MemoryServiceError, NotFound
 
 MODES = ("keyword", "vector", "hybrid")
 TYPES = ("fact", "skill", "log")
 MAX_TEXT = 8000  # the contract's limit on a fact's text
 MAX_SOURCE = 200
 FUSED_DEPTH = 100  # how far down the fused list a case's rank is looked for
+
+
+EVAL_PREFIX = "eval-"  # a set that brings its own facts runs in a memory of its own, never in one the owner uses
+LIST_LIMIT = 100  # the contract's largest page of GET /facts
+LIST_ALL_UPTO = 2000  # a memory this small is read by pages; a larger one fact by fact
+
+
+def set_memory(set_name: str) -> str:
+    """The memory an imported set's facts go into and its cases run on: "eval-" and the set's
+    name, as a memory name (1 to 64 letters, digits, '_', '.' or '-')."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", set_name).strip("-._") or "set"
+    return (EVAL_PREFIX + slug)[:64].rstrip("-._")
+
+
+def is_set_memory(name: str) -> bool:
+    return name.startswith(EVAL_PREFIX)
+
+
+def facts_by_id(client: MemoryClient, ids) -> dict[int, Fact | None]:
+    """The facts with these ids in the memory, None for each that is gone. A small memory (an
+    evaluation set's) is read in pages; a large one is asked for each fact."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    found: dict[int, Fact | None] = dict.fromkeys(wanted)
+    page = client.list_facts(limit=LIST_LIMIT) if len(wanted) > 10 else None
+    if page is not None and page.total <= LIST_ALL_UPTO:
+        while True:
+            for f in page.facts:
+                if f.id in found:
+                    found[f.id] = f
+            if not page.next_cursor:
+                return found
+            page = client.list_facts(limit=LIST_LIMIT, cursor=page.next_cursor)
+    for i in wanted:
+        try:
+            found[i] = client.get(i)
+        except NotFound:
+            pass
+    return found
 
 
 class SetError(ValueError):
@@ -132,12 +173,15 @@ class CaseResult:
     expected: list[int]
     ranks: dict[str, int | None]  # mode -> rank of the first expected fact
     top: str = ""  # the text the hybrid recall put first
+    answers: list[tuple[int, str | None]] = field(default_factory=list)  # each expected fact: (id, text), None if gone
+    top_id: int | None = None
 
 
 @dataclass
 class Report:
     fusion: dict
     results: list[CaseResult] = field(default_factory=list)
+    gone: list[CaseResult] = field(default_factory=list)  # cases none of whose expected facts exist: not scored
 
     def metrics(self) -> dict[str, dict]:
         return {mode: metrics([r.ranks[mode] for r in self.results]) for mode in MODES}
@@ -147,11 +191,18 @@ class Report:
 
 
 def run(client: MemoryClient, cases, fusion: dict | None = None) -> Report:
-    """Ask every case's question once (debug recall gives all three lists) and rank the expected facts."""
+    """Ask every case's question once (debug recall gives all three lists) and rank the expected
+    facts. A case whose expected facts are all gone is not asked: it is listed, not scored a miss."""
     report = Report(fusion=fusion or {})
+    cases = list(cases)
+    facts = facts_by_id(client, [i for c in cases for i in c.expected_ids])
     for case in cases:
-        result = client.recall(case.question, type=case.type or None, limit=FUSED_DEPTH, debug=True, fusion=fusion)
-        expected = set(case.expected_ids)
+        answers = [(i, facts[i].text if facts.get(i) else None) for i in case.expected_ids]
+        expected = {i for i, text in answers if text is not None}
+        if not expected:
+            report.gone.append(CaseResult(case.id, case.question, case.type, list(case.expected_ids), {}, answers=answers))
+            continue
+        result = client.recall(case.question, type=case.type or None, limit=FUSED_DEPTH, debug=True, fusion=fusion, log=False)
         ranks = {
             "keyword": first_rank([h.fact.id for h in result.kw], expected),
             "vector": first_rank([h.fact.id for h in result.vec], expected),
@@ -159,8 +210,9 @@ def run(client: MemoryClient, cases, fusion: dict | None = None) -> Report:
         }
         if not report.results:  # the settings the memory used: a preset named in the request, spelled out
             report.fusion = result.fusion or report.fusion
-        top = result.results[0].fact.text if result.results else ""
-        report.results.append(CaseResult(case.id, case.question, case.type, list(case.expected_ids), ranks, top))
+        top = result.results[0].fact if result.results else None
+        report.results.append(CaseResult(case.id, case.question, case.type, list(case.expected_ids), ranks,
+                                         top.text if top else "", answers, top.id if top else None))
     return report
 
 

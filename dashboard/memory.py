@@ -21,7 +21,7 @@ import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memories.client import MemoryClient, MemoryServiceError, TimedOut, Unreachable
+from memories.client import MemoryClient, MemoryServiceError, NotFound, TimedOut, Unreachable
 
 _lock = threading.Lock()
 _clients: dict[tuple, MemoryClient] = {}
@@ -58,8 +58,9 @@ def first() -> str:
 
 
 def known() -> list[str]:
-    """The configured memories and any the service lists (a `serve --dir` service answers
-    GET /memories; a Worker cannot list its objects, so there MEMORY_NAMES is the list)."""
+    """The configured memories, those the owner created here, and any the service lists (a
+    `serve --dir` service answers GET /memories; a Worker cannot list its objects, so there
+    MEMORY_NAMES and the created ones are the list)."""
     base, _ = _base()
     now = time.monotonic()
     cached = _listed.get(base)
@@ -69,7 +70,16 @@ def known() -> list[str]:
         except MemoryServiceError:
             names = []  # a Worker or a `serve --db` service: 404; a service that is down: the strip says so
         cached = _listed[base] = (now, [n for n in names if isinstance(n, str) and NAME.fullmatch(n)])
-    return list(dict.fromkeys([*configured(), *sorted(cached[1])]))
+    # An evaluation set's own memory ("eval-...") is not one of the owner's: the switcher leaves it out.
+    listed = [n for n in sorted(cached[1]) if not n.startswith("eval-")]
+    return list(dict.fromkeys([*configured(), *created(), *listed]))
+
+
+def created() -> list[str]:
+    """The memories the owner created from the dashboard (views/memories.py)."""
+    from .models import CreatedMemory
+
+    return [n for n in CreatedMemory.objects.values_list("name", flat=True) if NAME.fullmatch(n)]
 
 
 def url_of(name: str) -> str:
@@ -88,7 +98,7 @@ def memory(name: str | None = None) -> MemoryClient:
     with _lock:
         if key not in _clients:
             _clients[key] = MemoryClient(key[0], settings.MEMORY_SECRET, timeout=_timeout(),
-                                         transport=DeadlineTransport())
+                                         transport=DeadlineTransport(), name="dashboard")
         return _clients[key]
 
 
@@ -188,11 +198,21 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
         result.update(
             reachable=True, facts=health.facts, model=health.model, mode=health.mode,
             orphans=sum(len(v) for v in orphans.values() if isinstance(v, list)),
+            settings=changed_settings(client),
         )
     except MemoryServiceError as e:
         result.update(error=str(e), problem=_problem(e))
     _status[key] = result
     return result
+
+
+def changed_settings(client: MemoryClient) -> list[tuple[str, object]]:
+    """The memory's own recall settings that differ from the shipped default, for the strip."""
+    try:
+        settings = client.settings()
+        return [(k, settings["fusion"][k]) for k in settings.get("changed", [])]
+    except (NotFound, KeyError, TypeError):  # a memory of contract v2 keeps no settings
+        return []
 
 
 def mark_down(error: MemoryServiceError, name: str | None = None) -> None:

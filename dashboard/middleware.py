@@ -57,7 +57,7 @@ class MemoryNameMiddleware:
         if name not in configured():
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())  # no probing for names, no call to the service
-            if name not in known():  # a typo must not open (and so create) a memory
+            if name not in known() and not evaluation_memory(name):  # a typo must not open (and so create) a memory
                 return render(request, "404.html", {"exception": f"There is no memory called “{name}” here."}, status=404)
         request.memory, request.path_info = name, rest or "/"
         set_script_prefix(f"{root}m/{name}/")
@@ -65,6 +65,14 @@ class MemoryNameMiddleware:
             return self.get_response(request)
         finally:
             set_script_prefix(root)
+
+
+def evaluation_memory(name: str) -> bool:
+    """An imported evaluation set's own memory (the Worker cannot list it): reachable from its cases' links."""
+    from .evaluation import is_set_memory
+    from .models import EvalCase
+
+    return is_set_memory(name) and EvalCase.objects.filter(memory=name).exists()
 
 
 class MemoryErrorMiddleware:

@@ -55,7 +55,9 @@ class AuditEntry(models.Model):
     A delete's `before` is the whole fact, so the trash can put it back (`undone_at` says it was).
     """
 
-    ACTIONS = ["add", "edit", "delete", "restore", "not_duplicate", "import"]
+    # Before the memory kept its own history, every curation action was recorded here; now only
+    # what is not a write to the memory is (a pair kept as two, a case kept from a recall).
+    ACTIONS = ["add", "edit", "delete", "restore", "not_duplicate", "import", "eval_case"]
 
     memory = memory_field()
     at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -101,3 +103,17 @@ class SignInFailures(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.failures}"
+
+
+class CreatedMemory(models.Model):
+    """A memory the owner created from the dashboard, by name: a Worker cannot list its Durable
+    Objects, so the dashboard remembers it for the switcher (a `serve --dir` service lists it too)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

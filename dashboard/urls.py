@@ -1,12 +1,13 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, duplicates, evaluate, facts, history, recall
+from .views import account, duplicates, evaluate, facts, history, memories, recall, recalls
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", facts.fact_list, name="facts"),
+    path("memories/new", memories.memory_create, name="memory_create"),
     path("facts/new", facts.fact_add, name="fact_add"),
     path("facts/bulk-delete", facts.fact_bulk_delete, name="fact_bulk_delete"),
     path("facts/<int:fact_id>/", facts.fact_detail, name="fact_detail"),
@@ -16,12 +17,14 @@ urlpatterns = [
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
     path("recall/", recall.recall_debugger, name="recall"),
+    path("recalls/", recalls.recall_log, name="recalls"),
     path("trash/", history.trash, name="trash"),
     path("trash/<int:entry_id>/undo", history.undo_delete, name="undo_delete"),
     path("audit/", history.audit_log, name="audit"),
     path("export.jsonl", history.export, name="export"),
     path("evaluate/", evaluate.evaluation, name="evaluation"),
     path("evaluate/compare", evaluate.evaluation_compare, name="evaluation_compare"),
+    path("evaluate/adopt", evaluate.settings_adopt, name="settings_adopt"),
     path("evaluate/cases", evaluate.case_add, name="eval_case_add"),
     path("evaluate/cases/all", evaluate.case_list, name="eval_cases"),
     path("evaluate/cases/<int:case_id>/edit", evaluate.case_edit, name="eval_case_edit"),

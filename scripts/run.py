@@ -1,18 +1,22 @@
 """`make run` (and `make run-worker`): the product on this machine, on a demo memory the first time.
 
-make run          the local memory service + the dashboard
-make run-worker   the memory on Cloudflare, offline: embed-server + `wrangler dev --local` (one
-                  Durable Object, memory "demo") + the dashboard pointed at it
+make run          the local memory service on a folder of memories (`serve --dir var/memories`:
+                  NAME.db is the memory NAME, default.db the demo at the root) + the dashboard
+make run-worker   the memory on Cloudflare, offline: embed-server + `wrangler dev --local` (a
+                  Durable Object per memory, "demo" the first) + the dashboard pointed at it
 
-Secrets are generated once into local.env (git-ignored). A memory process that dies is started
+Secrets are generated once into local.env (git-ignored). While it runs, var/run.env says where
+the memory of this run is (`make evalsets` loads into it). A memory process that dies is started
 again (and the terminal says so); Ctrl-C stops everything.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HOME = Path(os.environ.get("DESK_HOME") or ROOT)  # where var/ and local.env live (tests use a temp folder)
 VAR = HOME / "var"
 LOCAL_ENV = HOME / "local.env"
+RUN_ENV = VAR / "run.env"  # where this run's memory is, while it runs
 DASHBOARD_PORT = os.environ.get("DASHBOARD_PORT") or "8000"
 EMBED_PORT = os.environ.get("EMBED_PORT") or "8788"
 WORKER_PORT = os.environ.get("WORKER_PORT") or "8789"
@@ -46,7 +51,8 @@ def local_settings() -> dict[str, str]:
         "MEMORY_SECRET": secrets.token_urlsafe(32),
         "SECRET_KEY": secrets.token_urlsafe(50),
         "MEMORY_URL": "http://127.0.0.1:8787",
-        "MEMORY_DB": str(VAR / "memory.db"),
+        "MEMORY_DB": str(VAR / "memory.db"),  # the one memory of earlier runs: copied into MEMORY_DIR as its default
+        "MEMORY_DIR": str(VAR / "memories"),
         "DASHBOARD_DB": str(VAR / "dashboard.db"),
     }
     missing = {k: v for k, v in defaults.items() if k not in values and k not in os.environ}
@@ -108,15 +114,34 @@ class Process:
 
 
 def local_memory(env: dict, python: str) -> list[Process]:
-    db = Path(env["MEMORY_DB"])
-    if not db.exists():
-        print(f"First run: loading the demo memory ({DEMO.name}) into {db}")
-        subprocess.run([python, "-m", "memories", "import", str(DEMO), "--db", str(db), "--quiet"], cwd=ROOT, env=env, check=True)
+    """`serve --dir`: a folder of memories, default.db (the demo the first time) at the root."""
+    folder = Path(env["MEMORY_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    default, earlier = folder / "default.db", Path(env["MEMORY_DB"])
+    if not default.exists() and earlier.exists():
+        print(f"Your memory {earlier} is now the default memory of the folder {folder} (copied; the file stays)")
+        with sqlite3.connect(earlier) as source, sqlite3.connect(default) as copy:
+            source.backup(copy)
+    elif not default.exists():
+        print(f"First run: loading the demo memory ({DEMO.name}) into {default}")
+        subprocess.run([python, "-m", "memories", "import", str(DEMO), "--db", str(default), "--quiet"], cwd=ROOT, env=env, check=True)
     port = env["MEMORY_URL"].rsplit(":", 1)[-1].strip("/")
-    service = Process("the memory service", [python, "-m", "memories", "serve", "--db", str(db), "--port", port,
+    service = Process("the memory service", [python, "-m", "memories", "serve", "--dir", str(folder), "--port", port,
                                              "--log-level", "warning"], env["MEMORY_URL"] + "/health", env)
     service.start()
     return [service]
+
+
+def local_wrangler_config() -> Path:
+    """worker/wrangler.jsonc without its Workers AI binding: a local run embeds with the embed
+    server, and a bound AI makes wrangler warn that it "may incur usage charges"."""
+    config = json.loads((WORKER / "wrangler.jsonc").read_text())
+    config.pop("ai", None)
+    config.pop("$schema", None)
+    config["main"] = str(WORKER / config["main"])
+    path = VAR / "wrangler.local.json"
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
 
 
 def worker_memory(env: dict, python: str) -> list[Process]:
@@ -130,14 +155,15 @@ def worker_memory(env: dict, python: str) -> list[Process]:
                  "EMBED_MODEL": "all-MiniLM-L6-v2-onnx-int8", "EMBED_DIMS": "384"}
     wrangler_env = {**env, "PATH": f"{bin_}:{env['PATH']}", "WRANGLER_SEND_METRICS": "false",
                     "CLOUDFLARE_CF_FETCH_ENABLED": "false", "WRANGLER_HIDE_BANNER": "true"}
-    worker = Process("wrangler dev", [str(bin_ / "wrangler"), "dev", "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT,
+    worker = Process("wrangler dev", [str(bin_ / "wrangler"), "dev", "--config", str(local_wrangler_config()),
+                                      "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT,
                                       "--persist-to", str(VAR / "worker"), "--show-interactive-dev-session=false",
                                       *[a for k, v in variables.items() for a in ("--var", f"{k}:{v}")]],
                      f"http://127.0.0.1:{WORKER_PORT}/health", wrangler_env, WORKER)
     embed.start()
     worker.start()
     env["MEMORY_URL"] = f"http://127.0.0.1:{WORKER_PORT}/memories/demo"
-    facts = httpx.get(env["MEMORY_URL"] + "/health", timeout=10).json()["facts"]
+    facts = httpx.get(env["MEMORY_URL"] + "/health", headers={"X-Memory-Secret": env["MEMORY_SECRET"]}, timeout=10).json()["facts"]
     if facts == 0:
         print(f"First run: loading the demo memory ({DEMO.name}) into the Worker's memory 'demo'")
         subprocess.run([python, "-m", "memories", "import", str(DEMO), "--url", env["MEMORY_URL"], "--quiet"],
@@ -151,6 +177,9 @@ def stop_on_sigterm(signum, frame):
 
 def main() -> None:
     signal.signal(signal.SIGTERM, stop_on_sigterm)
+    # Ctrl-C stops everything, also when started as a background job, which starts with SIGINT
+    # ignored: its children would inherit that and outlive it. A handler is reset on exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     VAR.mkdir(exist_ok=True)
     env = {**os.environ, **local_settings(), "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
     python = sys.executable
@@ -165,6 +194,7 @@ def main() -> None:
         dashboard.start()
         procs.append(dashboard)
         where = "the Worker's Durable Object 'demo'" if on_worker else "the local memory service"
+        RUN_ENV.write_text(f"# Written by scripts/run.py while it runs: where its memory is.\nMEMORY_URL={env['MEMORY_URL']}\n")
         print(f"\nDashboard: http://127.0.0.1:{DASHBOARD_PORT} on {where} ({env['MEMORY_URL']}). Ctrl-C stops everything.\n")
         while True:
             time.sleep(0.5)
@@ -173,6 +203,7 @@ def main() -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        RUN_ENV.unlink(missing_ok=True)
         for p in reversed(procs):
             p.stop()
 

@@ -100,7 +100,8 @@ def mock_memory(monkeypatch, settings):
 
     def install(handler):
         settings.MEMORY_URL, settings.MEMORY_SECRET = "http://memory.test", "mock-secret"
-        client = MemoryClient("http://memory.test", "mock-secret", transport=httpx.MockTransport(handler), retries=0)
+        client = MemoryClient("http://memory.test", "mock-secret", transport=httpx.MockTransport(handler), retries=0,
+                              name="dashboard")  # as dashboard.memory names its clients
         monkeypatch.setitem(memory._clients, memory.client_key(), client)
         return client
 
@@ -126,7 +127,8 @@ def mock_memories(monkeypatch, settings):
         for name, handler in handlers.items():
             url = memory.url_of(name)
             transport = httpx.MockTransport(unprefixed(handler, url[len("http://memory.test"):]))
-            monkeypatch.setitem(memory._clients, memory.client_key(name), MemoryClient(url, "mock-secret", transport=transport, retries=0))
+            monkeypatch.setitem(memory._clients, memory.client_key(name), MemoryClient(url, "mock-secret", transport=transport,
+                                                                                           retries=0, name="dashboard"))
 
     return install
 

@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard.models import AuditEntry, DismissedPair, EvalCase
+from dashboard.models import DismissedPair, EvalCase
 from tests.fake_memory import FakeMemory, fact
 
 pytestmark = pytest.mark.django_db
@@ -67,18 +67,19 @@ def test_links_and_redirects_stay_in_the_memory_of_the_page(owner_client, two):
 
 def test_delete_and_undo_stay_in_their_memory(owner_client, two):
     owner_client.post("/facts/1/delete")
-    entry = AuditEntry.objects.get(action="delete")
-    assert entry.memory == "default" and 1 not in two["default"].facts
+    [entry] = two["default"].history  # the memory's own history keeps the delete, not the dashboard
+    assert entry["op"] == "delete" and entry["client"] == "dashboard" and 1 not in two["default"].facts
+    assert two["work"].history == []
     owner_client.get("/")  # shows the flash message
     assert "The trash is empty" in rows(owner_client.get("/m/work/trash/").content.decode())[0]  # not in work's trash
-    assert f"/trash/{entry.id}/undo" in owner_client.get("/trash/").content.decode()
+    assert f"/trash/{entry['id']}/undo" in owner_client.get("/trash/").content.decode()
     assert "in the trash" not in owner_client.get("/m/work/facts/1/").content.decode()  # work never had a #1
 
-    assert owner_client.post(f"/m/work/trash/{entry.id}/undo").status_code == 404  # not work's to undo
-    assert 1 not in two["work"].facts and not [r for r in two["work"].requests if r.method == "POST"]
-    assert owner_client.post(f"/trash/{entry.id}/undo").status_code == 302
+    owner_client.post(f"/m/work/trash/{entry['id']}/undo")  # work's history has no such entry: nothing happens
+    assert 1 not in two["work"].facts and two["work"].history == []
+    assert owner_client.post(f"/trash/{entry['id']}/undo").status_code == 302
     assert two["default"].facts[1]["text"] == PRIYA and 1 not in two["work"].facts
-    assert AuditEntry.objects.get(action="restore").memory == "default"
+    assert two["default"].history[-1]["op"] == "restore"
 
 
 def test_the_audit_log_shows_only_this_memorys_entries(owner_client, two):
@@ -88,7 +89,8 @@ def test_the_audit_log_shows_only_this_memorys_entries(owner_client, two):
     work = rows(owner_client.get("/m/work/audit/").content.decode())
     assert len(default) == len(work) == 1
     assert 'href="/m/work/facts/2/"' in work[0] and 'href="/facts/1/"' in default[0]
-    assert set(AuditEntry.objects.values_list("memory", "fact_id")) == {("default", 1), ("work", 2)}
+    assert [(e["op"], e["fact_id"]) for e in two["default"].history] == [("delete", 1)]
+    assert [(e["op"], e["fact_id"]) for e in two["work"].history] == [("delete", 2)]
 
 
 def test_evaluation_cases_and_dismissed_pairs_belong_to_their_memory(owner_client, two):

@@ -4,7 +4,6 @@ import re
 
 import pytest
 
-from dashboard.models import AuditEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +28,11 @@ def test_a_delete_in_one_memory_leaves_the_other_untouched(owner_client, live_me
     recall = owner_client.get("/recall/", {"q": "Where does Ines live?"}).content.decode()
     assert TEXT in recall
 
-    entry = AuditEntry.objects.get(action="delete")
-    assert entry.memory == "work" and TEXT not in owner_client.get("/trash/").content.decode()
-    assert owner_client.post(f"/m/work/trash/{entry.id}/undo").status_code == 302
+    with live_memories.client() as api:
+        [entry] = api.get("/memories/work/history", params={"fact_id": work, "op": "delete"}).json()["entries"]
+        assert api.get("/history", params={"op": "delete"}).json()["entries"] == []  # the default memory's is empty
+    assert TEXT not in owner_client.get("/trash/").content.decode()
+    assert owner_client.post(f"/m/work/trash/{entry['id']}/undo").status_code == 302
     with live_memories.client() as api:
         assert api.get(f"/memories/work/facts/{work}").json()["text"] == TEXT  # back where it was deleted from
         assert api.get("/facts", params={"q": "Madrid"}).json()["total"] == 1  # and only there

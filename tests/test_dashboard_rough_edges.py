@@ -79,7 +79,7 @@ def a_case():
 def test_fusion_settings_that_are_not_numbers_are_the_owners_mistake(owner_client, mock_memory, a_case, fusion, says):
     fake = AddingMemory(fact(1, "Priya is the owner's sister."))
     mock_memory(fake)
-    run = owner_client.get(reverse("evaluation"), {"run": 1, "fusion": fusion})
+    run = owner_client.post(reverse("evaluation"), {"fusion": fusion})  # running is a POST
     assert_owner_mistake(run, 400, says)
     compared = owner_client.get(reverse("evaluation_compare"), {"run": 1, "a": fusion, "b": "seed"})
     assert_owner_mistake(compared, 400, says)
@@ -157,18 +157,18 @@ def upload(data, name="tiny.json"):
     return f
 
 
-def test_importing_a_set_asks_first_then_stores_and_audits_every_new_fact(owner_client, mock_memory):
+def test_importing_a_set_asks_first_then_stores_and_audits_every_new_fact(owner_client, mock_memories):
     from dashboard.models import AuditEntry, EvalCase
 
     fake = AddingMemory(fact(1, "Leo swims on Wednesdays."))
-    mock_memory(fake)
+    mock_memories({"default": FakeMemory(), "eval-tiny": fake})  # a set's facts go into its own memory
     asked = owner_client.post(reverse("eval_import"), {"file": upload(SET)})
     html = asked.content.decode()
-    assert asked.status_code == 200 and "3 facts will be written into the live memory" in html
+    assert asked.status_code == 200 and "3 facts will be written into the memory" in html
     assert not [r for r in fake.requests if r.method == "POST"] and not EvalCase.objects.exists()
 
     done = owner_client.post(reverse("eval_import"), {"confirm": "yes"}, follow=True)
-    assert "Imported set “tiny”: 1 cases, 2 new facts stored." in done.content.decode()
+    assert "Imported set “tiny”: 1 cases, 2 new facts stored in the memory “eval-tiny”." in done.content.decode()
     imported = AuditEntry.objects.filter(action="import")
     assert sorted(e.after["text"] for e in imported) == ["Priya is the owner's sister.", "The cat is Pixel."]
     assert all("tiny" in e.note for e in imported)
@@ -187,11 +187,11 @@ def test_an_over_long_fact_stops_the_import_before_anything_is_stored(owner_clie
     assert not [r for r in fake.requests if r.method == "POST"]
 
 
-def test_a_fact_the_memory_refuses_midway_takes_back_the_ones_already_added(owner_client, mock_memory):
+def test_a_fact_the_memory_refuses_midway_takes_back_the_ones_already_added(owner_client, mock_memories):
     from dashboard.models import AuditEntry, EvalCase
 
     fake = AddingMemory(refuse={"The cat is Pixel."})
-    mock_memory(fake)
+    mock_memories({"default": FakeMemory(), "eval-tiny": fake})
     owner_client.post(reverse("eval_import"), {"file": upload(SET)})
     response = owner_client.post(reverse("eval_import"), {"confirm": "yes"})
     assert_owner_mistake(response, 400, "were deleted again, so nothing changed")
@@ -439,9 +439,9 @@ def test_runs_are_kept_and_show_what_changed(owner_client, mock_memory):
     fake = AddingMemory(fact(1, "Priya is the owner's sister."), fact(2, "Leo swims."))
     mock_memory(fake)
     EvalCase.objects.create(suite="mine", question="Who is Priya?", expected_ids=[1])
-    owner_client.get(reverse("evaluation"), {"run": 1})
+    owner_client.post(reverse("evaluation"))
     EvalCase.objects.create(suite="mine", question="Who swims?", expected_ids=[2])
-    html = owner_client.get(reverse("evaluation"), {"run": 1}).content.decode()
+    html = owner_client.post(reverse("evaluation")).content.decode()
     assert EvalRun.objects.count() == 2
     history = html.split('id="run-history"')[1]
     assert "first run" in history and "hit@1 " in history
@@ -466,7 +466,8 @@ def test_the_histogram_is_honest(owner_client, mock_memory):
     from dashboard.diff import chart, histogram
 
     bins = histogram([0.1, 0.2, 0.97, 1.0])
-    assert bins[0]["low"] == 0.1 and sum(b["count"] for b in bins) == 4 and bins[0]["count"] == 1  # no pile-up below 0.5
+    # The slider's scale, 0.5 to 1.0: scores under it are left out (the caption counts them), not piled into the first bar.
+    assert bins[0]["low"] == 0.5 and sum(b["count"] for b in bins) == 2 and bins[0]["count"] == 0
     c = chart(bins, 0.97)
     last = c["ticks"][-1]
     assert (last["label"], last["x"], last["anchor"]) == ("1.0", c["width"], "end")  # 1.0 where 1.0 is
@@ -474,7 +475,7 @@ def test_the_histogram_is_honest(owner_client, mock_memory):
 
     mock_memory(duplicates_handler([0.1, 0.2, 0.97, 1.0]))
     html = owner_client.get(reverse("duplicates"), {"threshold": "0.97"}).content.decode()
-    assert "2 of 4 facts" in html and "peak bin" not in html
+    assert "2 of 2 facts" in html and "2 facts with a nearest neighbour under 0.50 are left of the chart" in html
 
 
 def test_the_histogram_says_which_facts_a_review_floor_leaves_out(owner_client, mock_memory):

@@ -85,14 +85,14 @@ def test_the_default_recall_holds_on_each_shipped_set(suite, settings, tmp_path)
     from dashboard.evaluation import run
     from dashboard.memory import memory
     from dashboard.models import EvalCase
-    from tests.memory_service import Service
+    from tests.memory_folder import FolderService
 
-    service = Service(tmp_path / f"{suite}.db").start()
+    service = FolderService(tmp_path / suite).start()  # the set goes into a memory of its own there, eval-SUITE
     try:
         settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
         call_command("load_evalset", str(SETS / f"{suite}.json"), stdout=io.StringIO())
         cases = list(EvalCase.objects.filter(suite=suite))
-        m = run(memory(), cases).metrics()
+        m = run(memory(cases[0].memory), cases).metrics()
     finally:
         service.stop()
     assert m["hybrid"]["hit1"] >= m["vector"]["hit1"] - BEHIND_VECTOR_AT_1.get(suite, 0), m
@@ -102,10 +102,11 @@ def test_the_default_recall_holds_on_each_shipped_set(suite, settings, tmp_path)
 
 
 @pytest.mark.django_db
-def test_load_and_evaluate_commands(live_memory, tmp_path):
+def test_load_and_evaluate_commands(live_memories, tmp_path):
     out = io.StringIO()
     call_command("load_evalset", stdout=out)
     assert "set 'lookalikes', 100 cases" in out.getvalue() and "set 'personal', 29 cases" in out.getvalue()
+    assert "in the memory 'eval-personal'" in out.getvalue()
     assert "holdout" not in out.getvalue()  # another household: loaded on its own, into its own memory
     out = io.StringIO()
     call_command("evaluate", "--suite", "personal", "--compare", "seed", "--failures", stdout=out)
@@ -118,22 +119,22 @@ def test_load_and_evaluate_commands(live_memory, tmp_path):
 
 
 @pytest.mark.django_db
-def test_evaluate_without_cases_says_how_to_load_them(live_memory):
+def test_evaluate_without_cases_says_how_to_load_them(live_memories):
     with pytest.raises(CommandError, match="load_evalset"):
         call_command("evaluate")
 
 
 @pytest.mark.django_db
-def test_the_pages_run_compare_and_import(owner_client, live_memory):
+def test_the_pages_run_compare_and_import(owner_client, live_memories):
     from dashboard.models import EvalCase
 
     with (SETS / "lookalikes.json").open("rb") as f:
         asked = owner_client.post(reverse("eval_import"), {"file": f})
-    assert "will be written into the live memory" in asked.content.decode() and not EvalCase.objects.exists()
+    assert "will be written into the memory" in asked.content.decode() and not EvalCase.objects.exists()
     response = owner_client.post(reverse("eval_import"), {"confirm": "yes"}, follow=True)
     assert "Imported set “lookalikes”: 100 cases" in response.content.decode()
 
-    page = owner_client.get(reverse("evaluation"), {"run": 1, "suite": "lookalikes"}).content.decode()
+    page = owner_client.post(reverse("evaluation"), {"suite": "lookalikes"}).content.decode()
     assert 'id="report-lookalikes"' in page and 'class="mode-hybrid"' in page
 
     compared = owner_client.get(reverse("evaluation_compare"),
@@ -152,6 +153,7 @@ def test_the_pages_run_compare_and_import(owner_client, live_memory):
     response = owner_client.post(reverse("eval_import"), {"file": broken})
     assert response.status_code == 400 and "broken.json is not of the set format" in response.content.decode()
 
-    case = EvalCase.objects.filter(suite="lookalikes").first()
-    owner_client.post(reverse("eval_case_add"), {"question": "Who is Priya?", "expected": case.expected_ids[0]})
-    assert EvalCase.objects.filter(suite="mine", question="Who is Priya?").exists()
+    owner_client.post(reverse("fact_add"), {"text": "Priya is the owner's sister.", "type": "fact"})
+    fid = owner_client.get(reverse("facts"), {"q": "Priya is the owner"}).content.decode().split('data-fact-id="')[1].split('"')[0]
+    owner_client.post(reverse("eval_case_add"), {"question": "Who is Priya?", "expected": fid})
+    assert EvalCase.objects.get(suite="mine", question="Who is Priya?").memory == "default"

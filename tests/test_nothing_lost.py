@@ -7,7 +7,6 @@ import sys
 import pytest
 from django.urls import reverse
 
-from dashboard.models import AuditEntry
 from tests.memory_service import ROOT, Service
 
 pytestmark = pytest.mark.django_db
@@ -16,6 +15,12 @@ pytestmark = pytest.mark.django_db
 def add(client, text, type="fact", source="test"):
     r = client.post(reverse("fact_add"), {"text": text, "type": type, "source": source}, headers={"HX-Request": "true"})
     return int(r.content.decode().split("fact #")[1].split("<")[0])
+
+
+def history(api, fact_id: int, op: str | None = None) -> list[dict]:
+    """The memory's own history of one fact, newest first."""
+    params = {"fact_id": fact_id, **({"op": op} if op else {})}
+    return api.get("/history", params=params).json()["entries"]
 
 
 def recalled_ids(api, query):
@@ -33,8 +38,8 @@ def test_a_deleted_fact_comes_back_whole_from_the_trash(owner_client, live_memor
 
         trash = owner_client.get(reverse("trash")).content.decode()
         assert "The owner&#x27;s bike is a blue Gazelle." in trash
-        entry = AuditEntry.objects.get(action="delete", fact_id=fid)
-        response = owner_client.post(reverse("undo_delete", args=[entry.id]), follow=True)
+        [entry] = history(api, fid, "delete")
+        response = owner_client.post(reverse("undo_delete", args=[entry["id"]]), follow=True)
         assert "Put fact #%d back" % fid in response.content.decode()
 
         assert api.get(f"/facts/{fid}").json() == original  # same id, text, type, source and times
@@ -43,16 +48,17 @@ def test_a_deleted_fact_comes_back_whole_from_the_trash(owner_client, live_memor
         stats = api.get("/stats").json()
         assert stats["consistent"]
     assert "blue Gazelle" not in owner_client.get(reverse("trash")).content.decode()
-    again = owner_client.post(reverse("undo_delete", args=[entry.id]), follow=True).content.decode()
-    assert "already put back" in again
+    again = owner_client.post(reverse("undo_delete", args=[entry["id"]]), follow=True).content.decode()
+    assert "was undone already" in again
 
 
 def test_an_inline_delete_offers_undo_in_place(owner_client, live_memory):
     fid = add(owner_client, "Water the plants every Sunday.", type="skill")
     row = owner_client.post(reverse("fact_delete", args=[fid]), headers={"HX-Request": "true"}).content.decode()
-    entry = AuditEntry.objects.get(action="delete", fact_id=fid)
-    assert reverse("undo_delete", args=[entry.id]) in row
-    back = owner_client.post(reverse("undo_delete", args=[entry.id]), headers={"HX-Request": "true"}).content.decode()
+    with live_memory.client() as api:
+        [entry] = history(api, fid, "delete")
+    assert reverse("undo_delete", args=[entry["id"]]) in row
+    back = owner_client.post(reverse("undo_delete", args=[entry["id"]]), headers={"HX-Request": "true"}).content.decode()
     assert f'id="fact-{fid}"' in back and "Water the plants every Sunday." in back
 
 
@@ -61,8 +67,11 @@ def test_a_bulk_delete_offers_a_backup_first_and_each_fact_can_be_undone(owner_c
     confirm = owner_client.post(reverse("fact_bulk_delete"), {"ids": ids}).content.decode()
     assert reverse("export") in confirm and "backup" in confirm
     owner_client.post(reverse("fact_bulk_delete"), {"ids": ids, "confirm": "yes"})
-    for entry in AuditEntry.objects.filter(action="delete", fact_id__in=ids):
-        owner_client.post(reverse("undo_delete", args=[entry.id]))
+    with live_memory.client() as api:
+        entries = [e for i in ids for e in history(api, i, "delete")]
+    assert len(entries) == 2
+    for entry in entries:
+        owner_client.post(reverse("undo_delete", args=[entry["id"]]))
     for i in ids:
         assert owner_client.get(reverse("fact_detail", args=[i])).status_code == 200
 
@@ -71,11 +80,12 @@ def test_the_audit_log_keeps_before_and_after(owner_client, live_memory):
     fid = add(owner_client, "Leo's bedtime is 8 pm.")
     owner_client.post(reverse("fact_edit", args=[fid]), {"text": "Leo's bedtime is 8.30 pm.", "type": "fact", "source": "x"})
     owner_client.post(reverse("fact_delete", args=[fid]))
-    entries = list(AuditEntry.objects.filter(fact_id=fid).order_by("id"))
-    assert [e.action for e in entries] == ["add", "edit", "delete"]
-    assert entries[0].after["text"] == "Leo's bedtime is 8 pm." and entries[0].user == "owner"
-    assert (entries[1].before["text"], entries[1].after["text"]) == ("Leo's bedtime is 8 pm.", "Leo's bedtime is 8.30 pm.")
-    assert entries[2].before["source"] == "x"
+    with live_memory.client() as api:
+        entries = history(api, fid)[::-1]  # oldest first
+    assert [e["op"] for e in entries] == ["add", "edit", "delete"]
+    assert entries[0]["after"]["text"] == "Leo's bedtime is 8 pm." and entries[0]["client"] == "dashboard"
+    assert (entries[1]["before"]["text"], entries[1]["after"]["text"]) == ("Leo's bedtime is 8 pm.", "Leo's bedtime is 8.30 pm.")
+    assert entries[2]["before"]["source"] == "x"
     page = owner_client.get(reverse("audit"), {"fact": fid}).content.decode()
     assert page.count('class="action-') == 3
 

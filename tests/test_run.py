@@ -44,8 +44,13 @@ def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
     proc, env, log = start(tmp_path)
     try:
         health = env["MEMORY_URL"] + "/health"
-        assert httpx.get(health).json()["facts"] == 50  # the demo memory
-        pid = subprocess.run(["pgrep", "-f", f"memories serve --db {tmp_path}"], capture_output=True, text=True).stdout.split()
+        secret = {"X-Memory-Secret": env["MEMORY_SECRET"]}
+        assert httpx.get(health, headers=secret).json()["facts"] == 50  # the demo memory, the folder's default
+        # A folder of memories: another name is a memory of its own once a request with the secret reaches it.
+        assert httpx.get(env["MEMORY_URL"] + "/memories/notes/health", headers=secret).json()["facts"] == 0
+        assert (tmp_path / "var" / "memories" / "notes.db").exists()
+        assert f"MEMORY_URL={env['MEMORY_URL']}" in (tmp_path / "var" / "run.env").read_text()  # for make evalsets
+        pid = subprocess.run(["pgrep", "-f", f"memories serve --dir {tmp_path}"], capture_output=True, text=True).stdout.split()
         assert len(pid) == 1
         os.kill(int(pid[0]), signal.SIGKILL)
         deadline = time.monotonic() + 60
@@ -54,7 +59,7 @@ def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
             time.sleep(0.3)
         while True:
             try:
-                assert httpx.get(health, timeout=2).json()["facts"] == 50
+                assert httpx.get(health, headers=secret, timeout=2).json()["facts"] == 50
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline, log.read_text()
@@ -63,14 +68,16 @@ def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
     finally:
         stop(proc)
     assert proc.returncode is not None
+    assert not (tmp_path / "var" / "run.env").exists()  # no memory runs any more
 
 
 def test_make_run_worker_serves_the_dashboard_on_a_durable_object_with_the_demo(tmp_path):
     proc, env, log = start(tmp_path, "--worker")
     try:
         memory = f"http://127.0.0.1:{env['WORKER_PORT']}/memories/demo"
-        assert httpx.get(memory + "/health").json()["facts"] == 50
+        assert httpx.get(memory + "/health", headers={"X-Memory-Secret": env["MEMORY_SECRET"]}).json()["facts"] == 50
         assert f"on the Worker's Durable Object 'demo' ({memory})" in log.read_text()
+        assert "may incur usage charges" not in log.read_text() and "env.AI" not in log.read_text()  # a local run binds no AI
         assert httpx.get(f"http://127.0.0.1:{env['DASHBOARD_PORT']}/login/").status_code == 200
         hits = httpx.post(memory + "/recall", json={"query": "metric units"},
                           headers={"X-Memory-Secret": env["MEMORY_SECRET"]}).json()

@@ -13,13 +13,12 @@ from django.views.decorators.vary import vary_on_headers
 from memories.client import BadRequest, Conflict, NotFound
 
 from .. import audit
-from ..diff import chart, histogram, word_diff
+from ..diff import SCALE_LOW, chart, histogram, word_diff
 from ..forms import DuplicateFilter, parse_id
+from ..lookalike import conflict
 from ..memory import forget_status, memory
 from ..models import DismissedPair
 from ..problems import owner_mistake
-
-BINS_LOW = 0.5
 
 
 @require_GET
@@ -33,27 +32,53 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     pairs, total = client.duplicates(threshold, type=type, limit=500)
     dismissed = DismissedPair.all_keys(request.memory)
     shown = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
-    rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text)} for p in shown]
+    rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text), "conflict": conflict(p.a.text, p.b.text)} for p in shown]
 
     context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
-               "query": request.GET.urlencode(),
+               "query": request.GET.urlencode(), "scale_low": SCALE_LOW,
                "dismissed": DismissedPair.objects.filter(memory=request.memory).order_by("-created_at")[:200]}
     try:
         nearest, floor = client.nearest(type)
     except NotFound:
         nearest = floor = None  # a memory without this extension of the contract: no histogram
     if nearest is not None:
-        # A memory that keeps pairs from a review floor up lists only facts with a neighbour there.
-        bins = histogram(nearest, low=floor or BINS_LOW)
-        context.update(chart=chart(bins, threshold), nearest_count=len(nearest), floor=floor,
-                       caught=sum(1 for s in nearest if s >= threshold - 1e-9))
+        context.update(distribution(nearest, floor, threshold, pairs, total))
     return render(request, "duplicates.html#results" if request.htmx else "duplicates.html", context)
+
+
+def distribution(nearest: list[float], floor: float | None, threshold: float, pairs, total: int) -> dict:
+    """The histogram on the slider's scale and what its caption and the empty message say.
+
+    A memory with a review floor lists only facts whose nearest neighbour is at or above it;
+    below the floor, the pairs just fetched (every pair at or above the threshold, if none were
+    cut off) give each of their facts' nearest neighbour, so a listed pair always has its bar."""
+    scores = list(nearest)
+    known_from = floor or SCALE_LOW
+    if floor and threshold < floor:
+        best: dict[int, float] = {}
+        for p in pairs:
+            for fid in (p.a.id, p.b.id):
+                best[fid] = max(best.get(fid, 0.0), p.score)
+        scores += [s for s in best.values() if s < floor]
+        cut = total > len(pairs)
+        known_from = max(SCALE_LOW, min(floor, pairs[-1].score if cut and pairs else threshold))
+    drawn = [s for s in scores if s >= SCALE_LOW - 1e-9]
+    below_threshold = [s for s in scores if s < threshold - 1e-9]
+    out = {"nearest_count": len(drawn), "floor": floor, "known_from": known_from,
+           "caught": sum(1 for s in drawn if s >= threshold - 1e-9), "under_scale": len(scores) - len(drawn),
+           "closest_below": max(below_threshold) if below_threshold else None}
+    if drawn:
+        out["chart"] = chart(histogram(drawn), threshold, known_from=known_from)
+    return out
+
+
 
 
 @require_POST
 def duplicate_resolve(request: HttpRequest) -> HttpResponse:
     """keep_a / keep_b delete the other; merge saves new text on the kept one and deletes the other;
-    not_duplicate remembers the pair so it is never shown again."""
+    not_duplicate ("keep both") remembers the pair so it is never shown again. From htmx the pair
+    is replaced in place by what was done; without JavaScript the page comes back with a message."""
     a, b = parse_id(request.POST.get("a")), parse_id(request.POST.get("b"))
     back = request.POST.get("next") or ""
     if a is None or b is None or a == b:
@@ -61,53 +86,55 @@ def duplicate_resolve(request: HttpRequest) -> HttpResponse:
                              "A pair needs two different fact ids, whole numbers from 1 to 2^63 − 1.",
                              back=_back(back), back_label="Back to the near-duplicates")
     action = request.POST.get("action")
-    client = memory(request.memory)
+    if action not in ("keep_a", "keep_b", "merge", "not_duplicate", "undo_not_duplicate"):
+        return owner_mistake(request, "Unknown action", "Choose keep, merge or not a duplicate.", back=_back(back))
+    level, note = _resolve(request, memory(request.memory), action, a, b)
+    forget_status()
+    if request.htmx:
+        return render(request, "duplicates.html#resolved", {"a": a, "b": b, "level": level, "note": note, "action": action,
+                                                            "query": back}, status=200 if level != "error" else 422)
+    messages.add_message(request, getattr(messages, level.upper()), note)
+    return redirect(_back(back))
+
+
+def _resolve(request: HttpRequest, client, action: str, a: int, b: int) -> tuple[str, str]:
+    """Do one action on the pair: (message level, what happened)."""
     try:
         if action == "keep_a":
             audit.delete(request, client, b, note=f"near-duplicate of #{a}")
-            messages.success(request, f"Kept #{a}, deleted #{b}.")
-        elif action == "keep_b":
+            return "success", f"Kept #{a}, deleted #{b}."
+        if action == "keep_b":
             audit.delete(request, client, a, note=f"near-duplicate of #{b}")
-            messages.success(request, f"Kept #{b}, deleted #{a}.")
-        elif action == "merge":
+            return "success", f"Kept #{b}, deleted #{a}."
+        if action == "merge":
             keep, drop = (a, b) if request.POST.get("keep") != "b" else (b, a)
             text = (request.POST.get("text") or "").strip()
             if not text:
-                messages.error(request, "The merged text is empty; nothing was changed.")
-                return redirect(_back(back))
-            before = client.get(keep)
+                return "error", "The merged text is empty; nothing was changed."
             try:
-                after = client.edit(keep, text=text)
+                client.edit(keep, text=text, note=f"merged with #{drop}")
             except Conflict as e:
                 if not (e.existing and e.existing.id == drop):
-                    messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
-                    return redirect(_back(back))
+                    return "error", f"Could not save the merged text: {e.message}. Nothing was changed."
                 # The merged text duplicates the fact being dropped: drop it first, then save.
                 audit.delete(request, client, drop, note=f"merged into #{keep}")
-                after = client.edit(keep, text=text)
+                client.edit(keep, text=text, note=f"merged with #{drop}")
             except BadRequest as e:
-                messages.error(request, f"Could not save the merged text: {e.message}. Nothing was changed.")
-                return redirect(_back(back))
+                return "error", f"Could not save the merged text: {e.message}. Nothing was changed."
             else:
                 audit.delete(request, client, drop, note=f"merged into #{keep}")
-            audit.record(request, "edit", keep, before=before, after=after, note=f"merged with #{drop}")
-            messages.success(request, f"Saved #{keep} with the merged text and deleted #{drop}.")
-        elif action == "not_duplicate":
+            return "success", f"Saved #{keep} with the merged text and deleted #{drop}."
+        if action == "not_duplicate":
             DismissedPair.dismiss(request.memory, a, b)
             audit.record(request, "not_duplicate", a, note=f"#{a} and #{b} are not duplicates")
-            messages.success(request, f"#{a} and #{b} are marked as not duplicates; they will not be shown again "
-                                      "(“Marked not a duplicate” below undoes it).")
-        elif action == "undo_not_duplicate":
-            low, high = DismissedPair.key(a, b)
-            DismissedPair.objects.filter(memory=request.memory, low_id=low, high_id=high).delete()
-            audit.record(request, "not_duplicate", a, note=f"undone: #{a} and #{b} may be duplicates again")
-            messages.success(request, f"#{a} and #{b} are shown as a pair again if they are close enough.")
-        else:
-            return owner_mistake(request, "Unknown action", "Choose keep, merge or not a duplicate.", back=_back(back))
+            return "success", (f"Kept both #{a} and #{b}: they are marked as not duplicates and will not be shown again "
+                               "(“Marked not a duplicate” below undoes it).")
+        low, high = DismissedPair.key(a, b)
+        DismissedPair.objects.filter(memory=request.memory, low_id=low, high_id=high).delete()
+        audit.record(request, "not_duplicate", a, note=f"undone: #{a} and #{b} may be duplicates again")
+        return "success", f"#{a} and #{b} are shown as a pair again if they are close enough."
     except NotFound:
-        messages.warning(request, "One of those facts is already gone.")
-    forget_status()
-    return redirect(_back(back))
+        return "warning", "One of those facts is already gone."
 
 
 def _back(query: str) -> str:

@@ -5,21 +5,22 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memories.client import BadRequest, NotFound, ServiceUnavailable
 
 from .. import audit
-from ..evaluation import SetError, compare, load_set, parse_set, run
+from ..evaluation import EVAL_PREFIX, SetError, compare, facts_by_id, load_set, parse_set, run, set_memory
 from ..forms import parse_id
-from ..memory import forget_status, memory
+from ..memory import NAME, first, forget_status, memory
 from ..models import EvalCase, EvalRun
 from ..problems import owner_mistake
+from .recalls import debug_url
 
 MAX_UPLOAD = 5 * 1024 * 1024
 
@@ -62,10 +63,23 @@ def parse_fusion(text: str) -> dict | None:
     return value
 
 
-def selected_cases(request: HttpRequest):
-    suites = request.GET.getlist("suite")
-    cases = EvalCase.objects.filter(memory=request.memory)
+def visible(request: HttpRequest) -> Q:
+    """The cases (and runs) of this page: those saved from this memory's debugger, and every
+    imported set's, which run in a memory of their own whichever memory the owner is in."""
+    return Q(memory=request.memory) | Q(memory__startswith=EVAL_PREFIX)
+
+
+def selected_cases(request: HttpRequest, data=None):
+    data = request.GET if data is None else data
+    suites = data.getlist("suite")
+    cases = EvalCase.objects.filter(visible(request))
     return cases.filter(suite__in=suites) if suites else cases
+
+
+def set_counts(request: HttpRequest) -> list[dict]:
+    """Each set this page can run: its name, the memory it runs on and its number of cases."""
+    rows = EvalCase.objects.filter(visible(request)).values_list("suite", "memory").annotate(n=Count("id")).order_by("suite", "memory")
+    return [{"suite": suite, "memory": name, "n": n} for suite, name, n in rows]
 
 
 def run_or_explain(name: str, cases, fusion_text: str):
@@ -81,41 +95,46 @@ def run_or_explain(name: str, cases, fusion_text: str):
         return None, f"The memory refused these fusion settings: {e.message}"
 
 
-def by_suite(name: str, cases, fusion_text: str):
-    """(suite, report) for each suite among the cases, or the error that stopped the run."""
+def by_suite(cases, fusion_text: str, request: HttpRequest | None = None):
+    """{suite, memory, report} for each set among the cases, each run on the memory its cases
+    belong to, or the error that stopped the run."""
     out, error = [], None
-    for suite in sorted(set(c.suite for c in cases)):
-        report, error = run_or_explain(name, [c for c in cases if c.suite == suite], fusion_text)
+    for suite, name in sorted(set((c.suite, c.memory) for c in cases)):
+        report, error = run_or_explain(name, [c for c in cases if c.suite == suite and c.memory == name], fusion_text)
         if error:
             break
-        out.append((suite, report))
+        out.append({"suite": suite, "memory": name, "report": report,
+                    "recall": in_memory(request, name, reverse("recall")) if request else ""})
     return out, error
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def evaluation(request: HttpRequest) -> HttpResponse:
-    cases = list(selected_cases(request))
-    counts = dict(EvalCase.objects.filter(memory=request.memory).values_list("suite").annotate(n=Count("id")).order_by("suite"))
-    context: dict = {"counts": counts, "fusion": request.GET.get("fusion", ""), "chosen": request.GET.getlist("suite")}
+    """GET shows the sets and the earlier runs; POST runs the chosen sets (a run is kept, so
+    reloading the page must not run it again)."""
+    data = request.POST if request.method == "POST" else request.GET
+    context: dict = {"sets": set_counts(request), "fusion": data.get("fusion", ""), "chosen": data.getlist("suite")}
     error = None
-    if request.GET.get("run") and cases:
-        reports, error = by_suite(request.memory, cases, context["fusion"])
+    if request.method == "POST":
+        cases = list(selected_cases(request, data))
+        reports, error = by_suite(cases, context["fusion"], request) if cases else ([], None)
         if error:
             messages.error(request, error)
         context["reports"] = reports
-        for suite, report in reports:
-            EvalRun.objects.create(memory=request.memory, suite=suite, fusion=report.fusion, cases=len(report.results),
+        for row in reports:
+            report = row["report"]
+            EvalRun.objects.create(memory=row["memory"], suite=row["suite"], fusion=report.fusion, cases=len(report.results),
                                    metrics=report.metrics())
-    context["runs"] = run_history(request.memory)
+    context["runs"] = run_history(request)
     return render(request, "evaluate.html", context, status=400 if error else 200)
 
 
-def run_history(name: str, limit: int = 30) -> list[dict]:
+def run_history(request: HttpRequest, limit: int = 30) -> list[dict]:
     """The latest runs, each with the change in hybrid hit@1 and MRR since the run of the same set before it."""
-    runs = list(EvalRun.objects.filter(memory=name)[: limit + 20])
+    runs = list(EvalRun.objects.filter(visible(request))[: limit + 20])
     rows = []
     for i, r in enumerate(runs[:limit]):
-        previous = next((p for p in runs[i + 1:] if p.suite == r.suite), None)
+        previous = next((p for p in runs[i + 1:] if p.suite == r.suite and p.memory == r.memory), None)
         hybrid = r.metrics.get("hybrid", {})
         row = {"run": r, "hybrid": hybrid}
         if previous:
@@ -130,21 +149,53 @@ def run_history(name: str, limit: int = 30) -> list[dict]:
 def evaluation_compare(request: HttpRequest) -> HttpResponse:
     a_text, b_text = request.GET.get("a", "seed"), request.GET.get("b", "default")
     cases = list(selected_cases(request))
-    suites = EvalCase.objects.filter(memory=request.memory).values_list("suite", flat=True)
     context: dict = {"a": a_text, "b": b_text, "rows": [], "chosen": request.GET.getlist("suite"),
-                     "counts": dict.fromkeys(sorted(set(suites)), 0)}
+                     "sets": set_counts(request)}
     error = None
-    if request.GET.get("run") and cases:
-        reports_a, error = by_suite(request.memory, cases, a_text)
-        reports_b, error_b = by_suite(request.memory, cases, b_text) if not error else ([], None)
+    if request.GET.get("run") and cases:  # only reads the memories (no run is kept): a GET, so a comparison can be linked
+        reports_a, error = by_suite(cases, a_text, request)
+        reports_b, error_b = by_suite(cases, b_text) if not error else ([], None)
         error = error or error_b
         if error:
             messages.error(request, error)
-        for (suite, ra), (_, rb) in zip(reports_a, reports_b):
+        expected = {c.id: c.expected_ids[0] for c in cases if c.expected_ids}
+        for row_a, row_b in zip(reports_a, reports_b):
+            ra, rb = row_a["report"], row_b["report"]
             better, worse = compare(ra, rb)
-            context["rows"].append({"suite": suite, "a": ra.metrics(), "b": rb.metrics(), "better": better, "worse": worse,
-                                    "fusion_a": ra.fusion, "fusion_b": rb.fusion})
+            # Each change opens the debugger under B, the case's expected fact pinned.
+            under_b = urlencode({f"f_{k}": v for k, v in (rb.fusion or {}).items()})
+
+            def link(c, recall=row_a["recall"], under_b=under_b):
+                query = urlencode({"q": c.question, "pin": expected.get(c.case_id, "")})
+                return {"change": c, "href": f"{recall}?{query}{'&' + under_b if under_b else ''}"}
+
+            context["rows"].append({"suite": row_a["suite"], "memory": row_a["memory"], "a": ra.metrics(), "b": rb.metrics(),
+                                    "better": [link(c) for c in better], "worse": [link(c) for c in worse],
+                                    "fusion_a": ra.fusion, "fusion_b": rb.fusion, "recall": row_a["recall"],
+                                    "b_json": json.dumps(rb.fusion or {"preset": "default"})})
     return render(request, "evaluate_compare.html", context, status=400 if error else 200)
+
+
+@require_POST
+def settings_adopt(request: HttpRequest) -> HttpResponse:
+    """"Make B this memory's default": the memory keeps B as its own recall settings (used by
+    every recall that sends none, the agent's included), recorded in its history with an undo."""
+    name = request.POST.get("memory") or request.memory
+    back = reverse("evaluation_compare")
+    try:
+        fusion = parse_fusion(request.POST.get("fusion", "")) or {"preset": "default"}
+    except ValueError as e:
+        return owner_mistake(request, "Those settings cannot be kept", f"The settings are not valid: {e}.", back=back)
+    if not NAME.fullmatch(name):
+        return owner_mistake(request, "There is no such memory", "A memory name is 1 to 64 letters, digits, _ . -.", back=back)
+    try:
+        memory(name).put_settings(fusion)
+    except BadRequest as e:
+        return owner_mistake(request, "The memory refused those settings", e.message, status=422, back=back)
+    forget_status()
+    messages.success(request, f"Memory “{name}” now recalls with {json.dumps(fusion)} by default, the agent's recalls "
+                              "included. The audit log has the change, where Undo puts the old settings back.")
+    return redirect(in_memory(request, name, reverse("audit")) + "?op=settings")
 
 
 def parse_ids(text: str) -> list[int] | None:
@@ -154,14 +205,32 @@ def parse_ids(text: str) -> list[int] | None:
 
 
 def missing_facts(name: str, ids: list[int]) -> list[int]:
-    client = memory(name)
-    missing = []
-    for i in ids:
-        try:
-            client.get(i)
-        except NotFound:
-            missing.append(i)
-    return missing
+    return [i for i, f in facts_by_id(memory(name), ids).items() if f is None]
+
+
+def in_memory(request: HttpRequest, name: str, url: str) -> str:
+    """A URL of this request's memory (as reverse() gives it) in the memory `name` instead."""
+    here = url[len(get_script_prefix()):]
+    root = getattr(request, "memory_root", "/")
+    return f"{root}{'' if name == first() else f'm/{name}/'}{here}"
+
+
+def answers(request: HttpRequest, name: str, ids: list[int], facts: dict) -> list[dict]:
+    """Each expected fact of a case: its id, its text (None when the memory no longer holds it)
+    and a link into the memory the case runs on."""
+    return [{"id": i, "text": facts[i].text if facts.get(i) else None,
+             "href": in_memory(request, name, reverse("fact_detail", args=[i]))} for i in ids]
+
+
+def with_answers(request: HttpRequest, cases) -> list:
+    """The cases, each with .answers: its expected facts read from its own memory."""
+    cases = list(cases)
+    facts: dict[str, dict] = {}
+    for name in sorted(set(c.memory for c in cases)):
+        facts[name] = facts_by_id(memory(name), [i for c in cases if c.memory == name for i in c.expected_ids])
+    for c in cases:
+        c.answers = answers(request, c.memory, c.expected_ids, facts[c.memory])
+    return cases
 
 
 @require_POST
@@ -181,6 +250,10 @@ def case_add(request: HttpRequest) -> HttpResponse:
                              f"The memory holds no fact #{expected}, so it cannot be a case's answer.", status=404,
                              back=back, back_label="Back to the recall debugger")
     suite = (request.POST.get("suite") or "mine").strip()[:100]
+    came_from = parse_id(request.POST.get("recall", ""))  # a logged recall, from "It should have been"
+    if came_from:
+        back = recall_back(request, came_from, expected) or back
+        audit.record(request, "eval_case", expected, note=f"case “{question}” in “{suite}”, from recall #{came_from}")
     case = EvalCase.objects.filter(memory=request.memory, suite=suite, question=question).first()
     if case is None:
         case = EvalCase.objects.create(memory=request.memory, suite=suite, question=question, expected_ids=[expected], type=type)
@@ -194,19 +267,28 @@ def case_add(request: HttpRequest) -> HttpResponse:
     return redirect(back)
 
 
+def recall_back(request: HttpRequest, recall_id: int, pin: int) -> str | None:
+    """Back to the debugger on that recall, its then/now band and settings, the fact pinned."""
+    try:
+        logged = memory(request.memory).logged_recall(recall_id)
+    except NotFound:
+        return None
+    return debug_url(logged) + "&" + urlencode({"pin": pin})
+
+
 @require_GET
 def case_list(request: HttpRequest) -> HttpResponse:
-    cases = EvalCase.objects.filter(memory=request.memory)
+    cases = EvalCase.objects.filter(visible(request))
+    suites = sorted(set(cases.values_list("suite", flat=True)))
     suite = request.GET.get("suite", "")
     if suite:
         cases = cases.filter(suite=suite)
-    suites = sorted(set(cases.values_list("suite", flat=True)))
-    return render(request, "evaluate_cases.html", {"cases": cases, "suite": suite, "suites": suites})
+    return render(request, "evaluate_cases.html", {"cases": with_answers(request, cases), "suite": suite, "suites": suites})
 
 
 @require_http_methods(["GET", "POST"])
 def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
-    case = get_object_or_404(EvalCase, id=case_id, memory=request.memory)
+    case = get_object_or_404(EvalCase.objects.filter(visible(request)), id=case_id)
     errors: list[str] = []
     if request.method == "POST":
         question = (request.POST.get("question") or "").strip()
@@ -218,7 +300,7 @@ def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
             errors.append("The type must be fact, skill, log or empty.")
         if ids is None:
             errors.append("Accepted answers must be fact ids (whole numbers from 1), separated by commas or spaces.")
-        elif missing := missing_facts(request.memory, ids):
+        elif missing := missing_facts(case.memory, ids):
             errors.append("The memory holds no fact " + ", ".join(f"#{i}" for i in missing) + ".")
         clash = EvalCase.objects.filter(memory=case.memory, suite=case.suite, question=question).exclude(id=case.id).exists()
         if clash:
@@ -231,13 +313,14 @@ def case_edit(request: HttpRequest, case_id: int) -> HttpResponse:
         values = {"question": question, "type": type, "expected_ids": request.POST.get("expected_ids", "")}
     else:
         values = {"question": case.question, "type": case.type, "expected_ids": ", ".join(map(str, case.expected_ids))}
+    with_answers(request, [case])
     return render(request, "evaluate_case_edit.html", {"case": case, "values": values, "errors": errors},
                   status=400 if errors else 200)
 
 
 @require_POST
 def case_delete(request: HttpRequest, case_id: int) -> HttpResponse:
-    deleted, _ = EvalCase.objects.filter(id=case_id, memory=request.memory).delete()
+    deleted, _ = EvalCase.objects.filter(visible(request), id=case_id).delete()
     messages.success(request, "Deleted the case." if deleted else "That case was already gone.")
     return redirect("eval_cases")
 
@@ -254,8 +337,9 @@ def read_set(raw: bytes) -> object:
 
 @require_POST
 def set_import(request: HttpRequest) -> HttpResponse:
-    """Two steps, because a set writes facts into the live memory: the upload is checked and
-    shown for confirmation (kept in the session meanwhile); the confirmation stores it, all or nothing."""
+    """Two steps: the upload is checked and shown for confirmation (kept in the session
+    meanwhile); the confirmation stores it, all or nothing. A set's facts go into a memory of its
+    own ("eval-" and its name, created by the first write), never into one the owner uses."""
     if request.POST.get("confirm") == "yes":
         return _import_confirmed(request)
     upload = request.FILES.get("file")
@@ -272,9 +356,9 @@ def set_import(request: HttpRequest) -> HttpResponse:
         return owner_mistake(request, "That set file cannot be imported", f"{upload.name} {kind}: {e}",
                              back=reverse("evaluation"))
     request.session[f"pending_import:{request.memory}"] = data  # confirmed into this memory only
-    replaced = EvalCase.objects.filter(memory=request.memory, suite=name).count()
+    replaced = EvalCase.objects.filter(memory=set_memory(name), suite=name).count()
     return render(request, "evaluate_import.html", {"name": name, "facts": facts, "cases": cases, "replaced": replaced,
-                                                    "file": upload.name})
+                                                    "file": upload.name, "target": set_memory(name)})
 
 
 def _import_confirmed(request: HttpRequest) -> HttpResponse:
@@ -282,17 +366,26 @@ def _import_confirmed(request: HttpRequest) -> HttpResponse:
     if data is None:
         return owner_mistake(request, "Nothing to import", "That import was already done or cancelled; choose the file again.",
                              back=reverse("evaluation"))
+    target = set_memory(data["name"].strip())
     try:
         name, created, cases = load_set(
-            memory(request.memory), data, memory=request.memory,
-            added=lambda fact: audit.record(request, "import", fact.id, after=fact, note=f"from evaluation set “{data['name']}”"),
+            memory(target), data, memory=target,
+            added=lambda fact: audit.record(request, "import", fact.id, after=fact, memory=target,
+                                            note=f"from evaluation set “{data['name']}”"),
             undone=lambda entry: entry.delete(),  # taken back: it never happened
         )
+    except NotFound:
+        forget_status()
+        return owner_mistake(request, "This memory service holds one memory",
+                             f"An evaluation set runs in a memory of its own (“{target}”), never in yours, and the "
+                             "service at this address serves only one (serve --db). Serve a folder of memories "
+                             "(serve --dir, as make run does) or use the Worker. Nothing was stored.",
+                             back=reverse("evaluation"))
     except (BadRequest, ServiceUnavailable) as e:
         forget_status()
         return owner_mistake(request, "The import was undone",
                              f"The memory refused one of the set's facts ({e.message}); the facts this import had "
                              "already added were deleted again, so nothing changed.", back=reverse("evaluation"))
     forget_status()
-    messages.success(request, f"Imported set “{name}”: {cases} cases, {created} new facts stored.")
+    messages.success(request, f"Imported set “{name}”: {cases} cases, {created} new facts stored in the memory “{target}”.")
     return redirect("evaluation")

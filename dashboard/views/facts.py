@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -14,12 +15,22 @@ from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
 from .. import audit
 from ..forms import MAX_ID, FactFilter, FactForm
 from ..memory import forget_status, memory
-from ..models import AuditEntry
+from ..models import EvalCase
 from ..problems import owner_mistake
 from ..strip import with_count, with_strip
 
 PAGE_SIZE = 50
 BULK_LIMIT = 200
+
+
+def expected_ids(name: str) -> set[int]:
+    """The ids of the facts this memory's evaluation cases expect."""
+    return {i for ids in EvalCase.objects.filter(memory=name).values_list("expected_ids", flat=True) for i in ids}
+
+
+def cases_expecting(name: str, fact_ids) -> list[EvalCase]:
+    wanted = set(fact_ids)
+    return [c for c in EvalCase.objects.filter(memory=name) if wanted & set(c.expected_ids)]
 
 
 def get_fact_or_404(request: HttpRequest, fact_id: int):
@@ -28,10 +39,10 @@ def get_fact_or_404(request: HttpRequest, fact_id: int):
     try:
         return memory(request.memory).get(fact_id)
     except NotFound:
-        deleted = AuditEntry.objects.filter(memory=request.memory, action="delete", fact_id=fact_id,
-                                            undone_at__isnull=True).first()
+        deleted = audit.last_delete(memory(request.memory), fact_id)
         if deleted:
-            raise Http404(f"Fact #{fact_id} was deleted on {deleted.at:%Y-%m-%d %H:%M} by {deleted.user or 'someone'}"
+            when = timezone.localtime(deleted.at)
+            raise Http404(f"Fact #{fact_id} was deleted on {when:%Y-%m-%d %H:%M} by {deleted.client or 'an unnamed client'}"
                           f"{f' ({deleted.note})' if deleted.note else ''}. It is in the trash, where Undo puts it back.") from None
         raise Http404(f"There is no fact #{fact_id} in the memory.") from None
 
@@ -51,7 +62,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
                              f"The address asks for something the memory cannot list ({e.message}). "
                              "Page links carry a cursor; one edited by hand or from an older memory no longer works.",
                              back=reverse("facts"), back_label="The newest facts")
-    context = {"filters": filters, "page": page, "form": FactForm(), "query": request.GET.urlencode()}
+    context = {"filters": filters, "page": page, "form": FactForm(), "query": request.GET.urlencode(),
+               "expected": expected_ids(request.memory)}
     if request.htmx and request.htmx.target == "fact-list":
         return render(request, "facts/list.html#fact-list", context)
     return render(request, "facts/list.html", context)
@@ -70,8 +82,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
             form.add_error(None, f"The memory cannot store facts right now: {e.message}")
     if result is not None:
         forget_status()
-        if result.created:
-            audit.record(request, "add", result.fact.id, after=result.fact)
+        if result.created:  # (the memory's history records it, as "dashboard")
             form = FactForm(initial={"type": result.fact.type, "source": result.fact.source})
     if not request.htmx:
         if result is not None and result.created:
@@ -88,12 +99,22 @@ def fact_add(request: HttpRequest) -> HttpResponse:
 @require_GET
 def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = get_fact_or_404(request, fact_id)
+    client = memory(request.memory)
     try:
-        neighbours = memory(request.memory).neighbours(fact_id, limit=10)
+        neighbours = client.neighbours(fact_id, limit=10)
     except NotFound:
         neighbours = None  # a memory without this extension of the contract
+    return render(request, "facts/detail.html", {"fact": fact, "neighbours": neighbours, "recalled": recalled(client, fact_id)})
 
-    return render(request, "facts/detail.html", {"fact": fact, "neighbours": neighbours})
+
+def recalled(client, fact_id: int) -> dict:
+    """How often the logged recalls returned a fact, its best rank there and when last (from the
+    newest 100 such recalls for the rank), and how far back the log reaches."""
+    found, _, total = client.recalls(fact_id=fact_id, limit=100)
+    ranks = [next(i for i, r in enumerate(rec.results, 1) if r["id"] == fact_id) for rec in found]
+    _, _, logged = client.recalls(limit=1)
+    return {"times": total, "best": min(ranks) if ranks else None, "last": found[0] if found else None,
+            "logged": logged}
 
 
 @require_GET
@@ -110,9 +131,7 @@ def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
         form = FactForm(request.POST)
         if form.is_valid():
             try:
-                before = fact
                 fact = memory(request.memory).edit(fact_id, **form.cleaned_data)
-                audit.record(request, "edit", fact_id, before=before, after=fact)
             except Conflict as e:
                 conflict = e.existing  # the template names it once, with a link
                 form.add_error("text", e.message if conflict is None else "duplicate")
@@ -139,7 +158,7 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     """GET asks for confirmation; POST deletes (htmx confirms in the browser first)."""
     fact = get_fact_or_404(request, fact_id)
     if request.method == "GET":
-        return render(request, "facts/delete.html", {"facts": [fact]})
+        return render(request, "facts/delete.html", {"facts": [fact], "cases": cases_expecting(request.memory, [fact_id])})
     entry = audit.delete(request, memory(request.memory), fact_id, fact=fact)
     forget_status()
     if request.htmx:
@@ -166,7 +185,8 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
                 facts.append(client.get(i))
             except NotFound:
                 pass
-        return render(request, "facts/delete.html", {"facts": facts, "bulk": True})
+        return render(request, "facts/delete.html", {"facts": facts, "bulk": True,
+                                                     "cases": cases_expecting(request.memory, [f.id for f in facts])})
     deleted = []
     for i in ids:
         try:

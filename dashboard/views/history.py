@@ -1,17 +1,17 @@
-"""Nothing lost: the trash (undo a delete), the audit log, and a full JSONL backup."""
+"""Nothing lost: the trash and the audit log, both read from the memory's own history (every
+write by any client, with the fact before and after), undo of any entry, and a JSONL backup."""
 
 from __future__ import annotations
 
 import json
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memories.client import Conflict
+from memories.client import BadRequest, Conflict, NotFound, StatusError
 
 from .. import audit
 from ..memory import forget_status, memory
@@ -19,43 +19,72 @@ from ..models import AuditEntry
 from ..strip import with_count, with_strip
 
 EXPORT_PAGE = 100
+HISTORY_PAGE = 50
+OPS = ("add", "edit", "delete", "restore", "settings")
+
+
+def history_page(request: HttpRequest, **filters):
+    """One page of the memory's history, newest first, and the next page's cursor; a cursor or
+    filter the memory refuses (one typed into the URL) reads as the first page."""
+    client = memory(request.memory)
+    try:
+        return client.history(limit=HISTORY_PAGE, cursor=request.GET.get("cursor") or None, **filters)
+    except BadRequest:
+        return client.history(limit=HISTORY_PAGE, **filters)
 
 
 @require_GET
 def trash(request: HttpRequest) -> HttpResponse:
-    entries = AuditEntry.objects.filter(memory=request.memory, action="delete", undone_at__isnull=True)
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
-    return render(request, "trash.html", {"page": page})
+    """Deletes by any client, newest first; those already undone are left out."""
+    entries, cursor = history_page(request, op="delete")
+    return render(request, "trash.html", {"entries": [e for e in entries if e.undone_by is None], "next_cursor": cursor})
 
 
 @require_POST
 def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
-    entry = get_object_or_404(AuditEntry, id=entry_id, action="delete", memory=request.memory)
-    if entry.undone_at:
-        messages.info(request, f"Fact #{entry.fact_id} was already put back.")
-        return redirect("trash")
+    """Undo a history entry: a delete comes back under its id and times (with its keyword
+    entry and vector), an edit goes back, an add goes."""
+    client = memory(request.memory)
     try:
-        fact, restored = audit.undo(request, memory(entry.memory), entry)  # back where it was deleted from
+        entry, fact, restored = client.undo(entry_id)
+    except NotFound:
+        messages.error(request, f"There is no history entry #{entry_id} any more: the memory keeps its newest entries only.")
+        return redirect("trash")
     except Conflict as e:
-        messages.error(request, f"Could not put fact #{entry.fact_id} back: {e.message}")
+        messages.info(request, f"Could not undo #{entry_id}: {e.message}")
         return redirect("trash")
     forget_status()
-    if request.htmx:
+    if request.htmx and fact is not None and entry.op == "restore":
         return with_strip(request, with_count(request, render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})))
-    if restored:
+    if not restored:
+        messages.info(request, f"The memory already holds this fact again, as #{fact.id}.")
+    elif entry.op == "restore":
         messages.success(request, f"Put fact #{fact.id} back, with its keyword entry and vector.")
     else:
-        messages.info(request, f"The memory already holds this fact again, as #{fact.id}.")
-    return redirect("trash")
+        messages.success(request, f"Undid #{entry_id}: {entry.note or entry.op}.")
+    return redirect(request.POST.get("next") if request.POST.get("next") in ("audit", "trash") else "trash")
 
 
 @require_GET
 def audit_log(request: HttpRequest) -> HttpResponse:
-    entries = AuditEntry.objects.filter(memory=request.memory)
-    if request.GET.get("fact"):
-        entries = entries.filter(fact_id=request.GET["fact"]) if request.GET["fact"].isdigit() else entries.none()
-    page = Paginator(entries, 100).get_page(request.GET.get("page"))
-    return render(request, "audit.html", {"page": page, "fact": request.GET.get("fact", "")})
+    """Everything done to the memory, by any client (the agent, an import, the dashboard)."""
+    fact = request.GET.get("fact", "")
+    op = request.GET.get("op", "")
+    client_name = request.GET.get("client", "")
+    filters = {"fact_id": int(fact) if fact.isdigit() and len(fact) < 16 else None, "op": op if op in OPS else None,
+               "client": client_name or None}
+    if fact and filters["fact_id"] is None:
+        entries, cursor = [], None
+    else:
+        try:
+            entries, cursor = history_page(request, **filters)
+        except StatusError as e:  # a client name the memory refuses, say
+            messages.error(request, e.message)
+            entries, cursor = [], None
+    # Decisions only the dashboard knows (pairs marked "not a duplicate"), beside the history.
+    decisions = AuditEntry.objects.filter(memory=request.memory, action="not_duplicate")[:20]
+    return render(request, "audit.html", {"entries": entries, "next_cursor": cursor, "fact": fact, "op": op,
+                                          "client_name": client_name, "ops": OPS, "decisions": decisions})
 
 
 @require_GET

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -10,6 +12,34 @@ from memories.client import BadRequest, NotFound
 
 from ..forms import RecallForm
 from ..memory import memory
+from .recalls import then_and_now
+
+
+def fusion_from_url(params) -> dict:
+    """Settings in the URL (`f_method=rrf&f_rerank=0`), as a logged recall or a comparison links
+    them: the debugger ranks as that recall did. A value that is not one is left out."""
+    fusion = {}
+    for key, cast in FUSION_TYPES.items():
+        value = params.get(f"f_{key}")
+        if value in (None, ""):
+            continue
+        try:
+            fusion[key] = cast(value)
+        except ValueError:
+            continue
+    return fusion
+
+
+def as_bool(value: str) -> bool:
+    if value.lower() in ("true", "1", "on"):
+        return True
+    if value.lower() in ("false", "0", "off"):
+        return False
+    raise ValueError(value)
+
+
+FUSION_TYPES = {"preset": str, "k": int, "depth": int, "kw_weight": float, "vec_weight": float, "phrases": as_bool, "method": str,
+                "alias_self": as_bool, "expand": float, "rerank": int}
 
 
 @require_GET
@@ -21,12 +51,19 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         type = form.cleaned_data.get("type") or None
         limit = form.cleaned_data.get("limit") or 15
         pin = form.cleaned_data.get("pin")
+        settings = fusion_from_url(request.GET)
         client = memory(request.memory)
         try:
-            result = client.recall(q, type=type, limit=limit, debug=True)
+            # The owner's look: not logged.
+            result = client.recall(q, type=type, limit=limit, debug=True, fusion=settings or None, log=False)
         except BadRequest as e:
             form.add_error("q", e.message)
             return render(request, "recall.html", context, status=422)
+        context["settings"] = settings
+        context["settings_query"] = urlencode({f"f_{k}": v for k, v in settings.items()})
+        logged = then_now(client, request.GET.get("recall"), result, settings)
+        if logged:
+            context.update(logged)
         fused = [{"hit": h, "rank": i, **contributions(h, result.fusion)} for i, h in enumerate(result.results, start=1)]
         context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion)
         if pin:
@@ -38,6 +75,22 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
                 fused_ids = [h.fact.id for h in result.results]
                 context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
     return render(request, "recall.html", context, status=400 if form.is_bound and form.errors else 200)
+
+
+def then_now(client, recall_id: str | None, result, settings: dict) -> dict | None:
+    """For a recall opened from the Recalls page: what the agent got then beside what the memory
+    answers now, under the same settings (and the same mode, when it was not hybrid)."""
+    if not recall_id or not recall_id.isdigit() or len(recall_id) > 15:
+        return None
+    try:
+        logged = client.logged_recall(int(recall_id))
+    except NotFound:
+        return {"recall_gone": recall_id}
+    now = result
+    if logged.mode in ("keyword", "vector"):
+        now = client.recall(logged.query, type=logged.type, limit=logged.limit, mode=logged.mode,
+                            fusion=settings or None, log=False)
+    return {"logged": logged, "changes": then_and_now(client, logged, now)}
 
 
 def contributions(hit, fusion: dict) -> dict:

@@ -5,7 +5,6 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.evaluation import MODES, compare, run
-from dashboard.memory import first
 from dashboard.memory import memory as memory_client
 from dashboard.models import EvalCase
 
@@ -32,23 +31,27 @@ class Command(BaseCommand):
         parser.add_argument("--fusion", help='a preset ("default", "seed") or a JSON object of fusion settings')
         parser.add_argument("--compare", dest="against", help="a second fusion setting: report the cases that got better or worse")
         parser.add_argument("--failures", action="store_true", help="list the cases hybrid did not put first")
-        parser.add_argument("--memory", help="the memory, by name, whose cases run on it (default: the first configured)")
+        parser.add_argument("--memory", help="only the cases that run on this memory, by name (default: every set, "
+                                                "each on its own memory)")
 
     def handle(self, *args, suite, fusion, against: str | None, failures: bool, memory: str | None, **options):
-        memory = memory or first()
-        cases = EvalCase.objects.filter(memory=memory)
+        cases = EvalCase.objects.all()
+        if memory:
+            cases = cases.filter(memory=memory)
         if suite:
             cases = cases.filter(suite__in=suite)
-        suites = sorted(set(cases.values_list("suite", flat=True)))
-        if not suites:
+        groups = sorted(set(cases.values_list("suite", "memory")))
+        if not groups:
             raise CommandError("no evaluation cases: load some with `python manage.py load_evalset`")
-        client = memory_client(memory)
         a, b = parse_fusion(fusion), parse_fusion(against)
         self.stdout.write(f"fusion: {json.dumps(a or 'service default')}" + (f"  vs  {json.dumps(b)}" if b else ""))
         self.stdout.write("| set | cases | mode | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|")
-        for name in suites:
-            members = list(cases.filter(suite=name))
+        for name, where in groups:
+            client = memory_client(where)
+            members = list(cases.filter(suite=name, memory=where))
             report = run(client, members, a)
+            for r in report.gone:
+                self.stdout.write(f"    not scored, its expected fact is gone from {where!r}: {r.question}")
             for mode, m in report.metrics().items():
                 self.stdout.write(f"| {name} | {m['n']} | {mode} | {m['hit1']}/{m['n']} ({m['hit1_rate']:.0%}) | "
                                   f"{m['hit5']}/{m['n']} ({m['hit5_rate']:.0%}) | {m['mrr']:.3f} |")

@@ -1,0 +1,101 @@
+"""The agent's recalls, from the memory's recall log: what each client asked and what it got,
+and "then vs now" for one of them (what it got beside what the memory answers today)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from memories.client import BadRequest, Fact, LoggedRecall, MemoryClient, Recall
+
+from ..memory import memory
+
+PAGE_SIZE = 30
+SHOWN = 3  # facts a row shows, as the agent got them
+FUSION_KEYS = ("k", "depth", "kw_weight", "vec_weight", "phrases", "method", "alias_self", "expand", "rerank")
+
+
+@dataclass(frozen=True)
+class Got:
+    """One fact a recall returned: its place then, and what became of it since."""
+
+    rank: int
+    id: int
+    via: str
+    score: float
+    fact: Fact | None  # as it is now; None when deleted since
+    edited: bool  # changed since the recall
+
+
+def got(recall: LoggedRecall, now: dict[int, Fact], limit: int | None = None) -> list[Got]:
+    results = recall.results[:limit] if limit else recall.results
+    return [Got(rank, r["id"], r["via"], r["score"], now.get(r["id"]),
+                r["id"] in now and now[r["id"]].updated_at > recall.at) for rank, r in enumerate(results, start=1)]
+
+
+def debug_url(recall: LoggedRecall) -> str:
+    """The recall debugger with this recall's query, type, limit, mode and settings, and its then/now band."""
+    params = {"q": recall.query, "type": recall.type or "", "limit": recall.limit, "recall": recall.id}
+    if recall.mode in ("keyword", "vector"):
+        params["mode"] = recall.mode
+    params.update({f"f_{k}": v for k, v in recall.settings.items() if k in FUSION_KEYS})
+    return reverse("recall") + "?" + urlencode(params)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def recall_log(request: HttpRequest) -> HttpResponse:
+    client = memory(request.memory)
+    q = request.GET.get("q", "").strip()[:1000]
+    who = request.GET.get("client", "").strip()[:64]
+    empty = request.GET.get("empty") == "1"
+    try:
+        recalls, cursor, total = client.recalls(limit=PAGE_SIZE, cursor=request.GET.get("cursor") or None,
+                                                client=who or None, q=q or None, empty=empty)
+    except BadRequest as e:  # a mangled cursor or client name typed into the URL
+        recalls, cursor, total, error = [], None, 0, e.message
+    else:
+        error = None
+    now = client.facts(r["id"] for rec in recalls for r in rec.results[:SHOWN])
+    rows = [{"recall": rec, "top": got(rec, now, SHOWN), "debug": debug_url(rec)} for rec in recalls]
+    context = {"rows": rows, "next_cursor": cursor, "total": total, "q": q, "who": who, "empty": empty, "error": error}
+    return render(request, "recalls.html#recall-rows" if request.htmx else "recalls.html", context)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One fact in the then/now band."""
+
+    id: int
+    then: int | None  # its rank in what the agent got
+    now: int | None  # its rank in what the memory answers today
+    fact: Fact | None
+    status: str  # kept, moved, edited, deleted, dropped, new
+
+
+def then_and_now(client: MemoryClient, recall: LoggedRecall, now: Recall) -> list[Change]:
+    """What the agent got beside what the memory returns now, each fact marked."""
+    current = {h.fact.id: i for i, h in enumerate(now.results, start=1)}
+    facts = client.facts(r["id"] for r in recall.results) | {h.fact.id: h.fact for h in now.results}
+    changes = []
+    for g in got(recall, facts):
+        rank_now = current.get(g.id)
+        if g.fact is None:
+            status = "deleted"
+        elif g.edited:
+            status = "edited"
+        elif rank_now is None:
+            status = "dropped"
+        else:
+            status = "kept" if rank_now == g.rank else "moved"
+        changes.append(Change(g.id, g.rank, rank_now, g.fact, status))
+    then_ids = {r["id"] for r in recall.results}
+    changes += [Change(h.fact.id, None, i, h.fact, "new") for i, h in enumerate(now.results, start=1)
+                if h.fact.id not in then_ids]
+    return changes
