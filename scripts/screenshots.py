@@ -108,6 +108,15 @@ def curate(page: Page, base: str, env: dict[str, str]) -> None:
     page.get_by_role("button", name=f"Delete fact #{deleted}").click()
 
 
+def agent(env: dict[str, str]) -> None:
+    """What an agent does through MCP, as the memory sees it: a few recalls and a delete, under its
+    MCP client's name (the Recalls page, the trash and the audit log show them)."""
+    headers = {"X-Memory-Secret": env["MEMORY_SECRET"], "X-Memory-Client": "claude-code 2.1.0"}
+    for q in ("Where does my mum live?", "Who is my dentist?", "When does Leo swim?", "What is the owner allergic to?"):
+        httpx.post(env["MEMORY_URL"] + "/recall", json={"query": q, "limit": 5}, headers=headers).raise_for_status()
+    httpx.delete(f"{env['MEMORY_URL']}/facts/{fact_id(env, 'passport runs out')}", headers=headers).raise_for_status()
+
+
 def main() -> None:
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} is missing: apt-get install chromium")
@@ -128,6 +137,7 @@ def main() -> None:
                 page.get_by_role("button", name="Sign in").click()
                 expect(page.get_by_role("heading", name="Facts")).to_be_visible()
                 curate(page, base, env)
+                agent(env)
 
                 # A question whose word the memory does not hold ("mum"), so expansion shows.
                 mother = fact_id(env, "mother, Helena")
@@ -136,12 +146,16 @@ def main() -> None:
                     "facts": "/",
                     "fact": f"/facts/{mother}/",
                     "duplicates": "/duplicates/?threshold=0.85",
-                    "evaluation": "/evaluate/?" + urlencode({"run": 1, "suite": "personal"}),
+                    "recalls": "/recalls/",
+                    "evaluation": "/evaluate/?" + urlencode({"suite": "personal"}),
                     "trash": "/trash/",
                     "audit": "/audit/",
                 }
                 for name, path in pages.items():
                     page.goto(base + path)
+                    if name == "evaluation":  # running a set is a POST: the page's own Run button
+                        page.get_by_role("button", name="Run").click()
+                        page.wait_for_load_state("networkidle")
                     shot(page, name, TALL if name == "recall" else VIEWPORT["height"])
                 browser.close()
         finally:
