@@ -316,9 +316,10 @@ class MemoryClient:
         return self._parse(Fact.from_json, self._request("GET", f"/facts/{int(fact_id)}", safe=True))
 
     def add(self, text: str, type: str = "fact", source: str = "", *, id: int | None = None,
-            created_at: str | None = None, updated_at: str | None = None) -> AddResult:
-        """Store a fact (or get the one it duplicates). id and the times restore a deleted fact."""
-        payload = {"text": text, "type": type, "source": source}
+            created_at: str | None = None, updated_at: str | None = None, force: bool = False) -> AddResult:
+        """Store a fact (or get the one it duplicates). id and the times restore a deleted fact;
+        `force` stores it even over a near duplicate (the owner's "store anyway")."""
+        payload = {"text": text, "type": type, "source": source, **({"force": True} if force else {})}
         payload.update({k: v for k, v in {"id": id, "created_at": created_at, "updated_at": updated_at}.items() if v is not None})
         body = self._request("POST", "/facts", json=payload)
 

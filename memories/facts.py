@@ -199,9 +199,18 @@ def clean_items(items: list[dict]) -> list[tuple]:
     return [
         (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
          clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
-         clean_id(i.get("id")))
+         clean_id(i.get("id")), clean_force(i.get("force")))
         for i in items
     ]
+
+
+def clean_force(value: object) -> bool:
+    """`force`: store even over a near (not an exact) duplicate, the client's decision."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidInput("force must be true or false")
+    return value
 
 
 

@@ -51,6 +51,8 @@ NEW_FACT = obj({
     "source": {"type": "string", "maxLength": 200},
     "id": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1}, "created_at": {"type": "string", "format": "date-time"},
     "updated_at": {"type": "string", "format": "date-time"},
+    "force": {"type": "boolean", "default": False,
+              "description": "store even over a near (not an exact) duplicate: the client's decision, noted in the history"},
 }, required=["text"])
 ADDED = obj({
     "id": {"type": "integer"}, "created": {"type": "boolean"}, "fact": FACT,

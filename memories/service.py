@@ -303,7 +303,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/facts", ["POST"])
     async def add_fact(request: Request) -> Response:
         data = await read_json(request)
-        restore = {k: data[k] for k in ("id", "created_at", "updated_at") if data.get(k) is not None}
+        restore = {k: data[k] for k in ("id", "created_at", "updated_at", "force") if data.get(k) is not None}
         client = client_of(request)
         result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), client,
                                               **restore))

@@ -126,13 +126,17 @@ class Writer:
                         prior[i] = ids[keep], scores[row][keep]
                 within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
                 batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
-                for n, ((text, type, source, created_at, updated_at, wanted_id), vector) in enumerate(zip(clean, vectors)):
+                for n, ((text, type, source, created_at, updated_at, wanted_id, force), vector) in enumerate(zip(clean, vectors)):
                     near_ids, near_scores = prior[n]
                     same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
                     if same:
                         near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
                         near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
-                    dup = self._exact_duplicate(text, type) or self._near_among(text, near_ids, near_scores)
+                    near = None
+                    dup = self._exact_duplicate(text, type)
+                    if not dup:
+                        near = self._near_among(text, near_ids, near_scores)
+                        dup = None if force else near
                     if dup:
                         existing = self.reader.get_many([dup[0]])[dup[0]]
                         results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
@@ -156,7 +160,8 @@ class Writer:
                     after.append(partial(state.vectors.put, fid, type, vector))
                     batch.append((fid, type, n))
                     fact = Fact(fid, text, type, source, created_at, updated_at)
-                    self.history.record(client, op, fid, after=fact, note=note, undoes=undoes)
+                    why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
+                    self.history.record(client, op, fid, after=fact, note=why, undoes=undoes)
                     results.append(AddResult(fact, True))
                 self._add_words([r.fact.text for r in results if r.created], words)
         return results

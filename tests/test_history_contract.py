@@ -184,3 +184,18 @@ def test_a_note_says_why_in_the_history(api):
     api.delete(f"/facts/{fact['id']}", params={"note": "merged into #7"})
     assert [e["note"] for e in history_of(api, fact["id"])] == ["merged into #7", "typo", ""]
     assert api.delete(f"/facts/{fact['id']}", params={"note": "x" * 201}).status_code == 422
+
+
+def test_force_stores_over_a_near_duplicate_never_an_exact_one_and_says_so(api):
+    tag = uuid.uuid4().hex[:6]
+    first = api.post("/facts", json={"text": f"Marta Kowalski teaches the owner piano on Mondays {tag}."}).json()
+    near = f"Marta Kowalski teaches the owner the piano on Mondays {tag}."
+    refused = api.post("/facts", json={"text": near}).json()
+    assert refused["created"] is False and refused["duplicate"]["match"] == "near"
+    stored = api.post("/facts", json={"text": near, "force": True})
+    assert stored.status_code == 201 and stored.json()["created"] is True
+    [entry] = history_of(api, stored.json()["id"])
+    assert f"near duplicate of #{first['id']}" in entry["note"] and "decision" in entry["note"]
+    exact = api.post("/facts", json={"text": near.upper(), "force": True}).json()
+    assert exact["created"] is False and exact["duplicate"]["match"] == "exact"
+    assert api.post("/facts", json={"text": "x", "force": "yes"}).status_code == 422

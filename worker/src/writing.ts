@@ -12,7 +12,7 @@ import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, cleanId, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
 import { type Entry, type History, type Op } from "./history";
-import { HttpError, invalid, tooLarge } from "./http";
+import { HttpError, boolParam, invalid, tooLarge } from "./http";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { fusionParam } from "./searching";
@@ -119,6 +119,7 @@ export class Writer extends Part {
       created_at: cleanTime(i.created_at, "created_at"),
       updated_at: cleanTime(i.updated_at, "updated_at"),
       id: cleanId(i.id),
+      force: boolParam(i.force, "force", false),  // store even over a near (not an exact) duplicate
     }));
     const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
     // After the await: other writes may have landed meanwhile, so every check is made here. The
@@ -130,7 +131,8 @@ export class Writer extends Part {
       const out = clean.map((c, i) => {
         // One row of cosines serves the dedup check and the pairs.
         const [ids, row] = this.scores(vectors[i], c.type, pending);
-        const dup = this.findDuplicate(c.text, c.type, vectors[i], null, [ids, row]);
+        const found = this.findDuplicate(c.text, c.type, vectors[i], null, [ids, row]);
+        const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
           const fact = this.reader.get(dup[0]);
           return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
@@ -151,7 +153,8 @@ export class Writer extends Part {
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
         const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
-        this.history.record(client, op, id, null, fact, note, undoes);
+        const why = found && !dup ? `stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision` : note;
+        this.history.record(client, op, id, null, fact, why, undoes);
         return { status: 201, body: { id, created: true, fact } };
       });
       this.addWords(stored, words);
