@@ -1,17 +1,17 @@
 """Near-duplicates that may state different facts: look-alikes to keep apart, not merge.
 
-The engine's own rule (memories/dedup.py's `distinct`: a number, a date or time, a weekday or
-month, a name, a negation) is imported as it is: that module imports nothing but `re`, nothing of
-the engine's storage (tests/test_duplicates_page.py holds it to that). The model also finds
-"Leon's sister is Emil." and "Leon's brother is Emil." the same (0.954); a relation word is the
-dashboard's own addition here.
+The memory says why two near-identical texts may be different facts (its write-time rule: a
+number, a date or time, a weekday or month, a name, a negation) in each pair's `distinct`; the
+dashboard reads it there and imports nothing of the engine. The model also finds "Leon's sister
+is Emil." and "Leon's brother is Emil." the same (0.954): a relation word is the dashboard's own
+addition here.
 """
 
 from __future__ import annotations
 
 import re
 
-from memories.dedup import distinct
+from memories.client import Pair
 
 # Words that name who someone is to someone else: two texts that differ in one say different things.
 RELATIONS = frozenset(
@@ -27,12 +27,11 @@ def relations(text: str) -> set[str]:
     return {w if w in RELATIONS else w[:-1] for w in words if w in RELATIONS or (w.endswith("s") and w[:-1] in RELATIONS)}
 
 
-def conflict(a: str, b: str) -> str | None:
-    """Why two near-identical texts may still say different things, or None."""
-    why = distinct(a, b)
-    if why:
-        return why
-    ra, rb = relations(a), relations(b)
+def conflict(pair: Pair) -> str | None:
+    """Why two near-identical facts may still say different things, or None."""
+    if pair.distinct:
+        return pair.distinct
+    ra, rb = relations(pair.a.text), relations(pair.b.text)
     if ra != rb:
         return f"they differ in a relation ({' / '.join(sorted(ra ^ rb))})"
     return None

@@ -156,6 +156,7 @@ class Pair:
     a: Fact
     b: Fact
     score: float
+    distinct: str | None = None  # why the memory thinks they may be different facts after all
 
 
 @dataclass(frozen=True)
@@ -394,7 +395,7 @@ class MemoryClient:
     def duplicates(self, threshold: float = 0.97, *, type: str | None = None, limit: int = 1000) -> tuple[list[Pair], int]:
         params = {"threshold": threshold, "limit": limit, **({"type": type} if type else {})}
         body = self._request("GET", "/duplicates", safe=True, params=params)
-        return self._parse(lambda b: ([Pair(Fact.from_json(p["a"]), Fact.from_json(p["b"]), float(p["score"]))
+        return self._parse(lambda b: ([Pair(Fact.from_json(p["a"]), Fact.from_json(p["b"]), float(p["score"]), p.get("distinct"))
                                        for p in b["pairs"]], int(b.get("total", len(b["pairs"])))), body)
 
     def nearest(self, type: str | None = None) -> tuple[list[float], float | None]:

@@ -308,7 +308,10 @@ def openapi_document() -> dict:
                     query("limit", {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}),
                 ],
                 "responses": {**ok(obj({
-                    "pairs": {"type": "array", "items": obj({"a": FACT, "b": FACT, "score": {"type": "number"}})},
+                    "pairs": {"type": "array", "items": obj({
+                        "a": FACT, "b": FACT, "score": {"type": "number"},
+                        "distinct": {"type": ["string", "null"], "description": "why the two may still be different facts "
+                                     "(a number, date, name or negation apart), or null"}})},
                     "total": {"type": "integer"}, "threshold": {"type": "number"},
                 })), **errors("401", "422", "503")},
             }},

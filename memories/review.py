@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dedup import distinct
 from .facts import DEFAULT_THRESHOLD, Fact, clean_type
 from .pairs import top
 from .reading import Reader
@@ -32,7 +33,9 @@ class Review:
             order = top(s, a, b, limit)
             found = list(zip(s[order].tolist(), a[order].tolist(), b[order].tolist()))
             facts = self.reader.get_many({fid for _, a, b in found for fid in (a, b)})
-        pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s} for s, a, b in found]
+        # `distinct`: why the two may be different facts after all (dedup.py), for the owner's review.
+        pairs = [{"a": facts[a].to_dict(), "b": facts[b].to_dict(), "score": s, "distinct": distinct(facts[a].text, facts[b].text)}
+                 for s, a, b in found]
         return pairs, total
 
     def nearest(self, type: str | None = None) -> list[tuple[int, float]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from datetime import UTC, datetime
 import sys
 
 import httpx
@@ -89,10 +90,17 @@ def test_the_empty_message_points_at_the_closest_pair_below(owner_client, mock_m
     ("Leo likes broccoli.", "Leo does not like broccoli."),
 ])
 def test_look_alikes_may_conflict_and_offer_keep_both_first(a, b):
+    """The memory's own rule (its pairs' `distinct`), with the dashboard's relation words beside it."""
     from dashboard.lookalike import conflict
+    from memories.dedup import distinct  # what the memory puts in each pair's `distinct`
+    from memories.client import Fact, Pair
 
-    assert conflict(a, b)
-    assert conflict("The owner's passport expires in 2028.", "Owner passport expiry: 2028.") is None
+    def pair(x, y):
+        when = datetime(2026, 11, 30, tzinfo=UTC)
+        return Pair(Fact(1, x, "fact", "", when, when), Fact(2, y, "fact", "", when, when), 0.95, distinct(x, y))
+
+    assert conflict(pair(a, b))
+    assert conflict(pair("The owner's passport expires in 2028.", "Owner passport expiry: 2028.")) is None
 
 
 def test_a_look_alike_pair_is_labelled_and_not_offered_to_merge(owner_client, mock_memory):
@@ -107,9 +115,13 @@ def test_a_look_alike_pair_is_labelled_and_not_offered_to_merge(owner_client, mo
     assert "Look-alikes" not in plain and 'value="merge"' in plain
 
 
-def test_the_rule_from_the_engine_imports_nothing_of_its_storage():
-    code = ("import sys, dashboard.lookalike; bad = [m for m in ('sqlite3', 'numpy', 'memories.store', 'memories.state') "
-            "if m in sys.modules]; print(bad)")
+def test_the_dashboard_imports_nothing_of_the_engine():
+    """It reaches a memory only through memories.client: every dashboard module imported, no
+    other module of the memories package is loaded."""
+    code = ("import os, sys, pkgutil, importlib, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'tests.settings'); "
+            "django.setup(); import dashboard; "
+            "[importlib.import_module(m.name) for m in pkgutil.walk_packages(dashboard.__path__, 'dashboard.')]; "
+            "print(sorted(m for m in sys.modules if m.startswith('memories.') and m != 'memories.client'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

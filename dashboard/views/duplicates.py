@@ -32,7 +32,7 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     pairs, total = client.duplicates(threshold, type=type, limit=500)
     dismissed = DismissedPair.all_keys(request.memory)
     shown = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
-    rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text), "conflict": conflict(p.a.text, p.b.text)} for p in shown]
+    rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text), "conflict": conflict(p)} for p in shown]
 
     context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
                "query": request.GET.urlencode(), "scale_low": SCALE_LOW,

@@ -4,7 +4,8 @@
 // they are a 503 `building` that says how far it is: all pairs in JavaScript would pass the
 // CPU limit of a big memory. Below the floor every pair is computed, as review.py does.
 
-import { cleanType } from "./facts";
+import { distinct } from "./dedup";
+import { type Fact, cleanType } from "./facts";
 import { HttpError } from "./http";
 import type { Reader } from "./reading";
 import { Part, type State } from "./state";
@@ -29,14 +30,14 @@ export class Review extends Part {
       const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM pairs WHERE ${where}`, threshold, ...types).one().n;
       const rows = this.sql.exec(`SELECT score, a, b FROM pairs WHERE ${where} ORDER BY score DESC, a, b LIMIT ?`, threshold, ...types, limit).toArray();
       const facts = this.reader.getMany(rows.flatMap((r) => [r.a as number, r.b as number]));
-      return { pairs: rows.map((r) => ({ a: facts.get(r.a as number), b: facts.get(r.b as number), score: r.score })), total, threshold };
+      return { pairs: rows.map((r) => pair(facts, r.a as number, r.b as number, r.score as number)), total, threshold };
     }
     const found: [number, number, number][] = [];
     for (const t of types) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
     found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
     const top = found.slice(0, limit);
     const facts = this.reader.getMany(top.flatMap(([, a, b]) => [a, b]));
-    return { pairs: top.map(([s, a, b]) => ({ a: facts.get(a), b: facts.get(b), score: s })), total: found.length, threshold };
+    return { pairs: top.map(([s, a, b]) => pair(facts, a, b, s)), total: found.length, threshold };
   }
 
   /** Each fact's nearest same-type cosine, for the histogram: from the pairs kept on write, so
@@ -72,4 +73,11 @@ export class Review extends Part {
     const facts = this.reader.getMany(near.map(([i]) => i));
     return { neighbours: near.map(([i, s]) => ({ fact: facts.get(i), cosine: s })) };
   }
+}
+
+/** A pair as the contract gives it; `distinct`: why the two may be different facts after all
+ * (dedup.ts, as review.py does), for the owner's review. */
+function pair(facts: Map<number, Fact>, a: number, b: number, score: number) {
+  const fa = facts.get(a)!, fb = facts.get(b)!;
+  return { a: fa, b: fb, score, distinct: distinct(fa.text, fb.text) };
 }
