@@ -7,7 +7,10 @@ when this Python's sqlite3 cannot load extensions): sqlite-vec + FTS5 in one
 SQLite file (a vec0 KNN top 30 and an FTS5 BM25 top 30, fused by RRF), and LanceDB's hybrid
 search (its vector index + its full-text index, RRF). Each prints "skipped: X not installed"
 when absent. All take the same facts, the same query vectors (embedded once, beforehand) and
-the same FTS query text, so the times compare ranking alone, without the model.
+the same FTS query text, so the times compare ranking alone, without the model. Our engine
+is timed twice in the same run: ranking alone (every text its recall embeds, the query, its
+expansion terms and the rerank's texts, embedded beforehand, as the peers' query vectors are)
+and full recall with the model (those model calls inside the timing).
 """
 
 from __future__ import annotations
@@ -54,8 +57,13 @@ def ours(tmp: Path, embedder: Fixed, facts: list[dict], queries: list[str]) -> N
     memory = Memory(tmp / "ours.db", embedder)
     for i in range(0, len(facts), 1000):
         memory.add_many(facts[i : i + 1000])
+    memory.wait_for_vocabulary()
+    for q in queries:  # every text a recall embeds is now in the table: the timed ones call no model
+        memory.recall(q)
+    report(f"Memory Desk engine, ranking alone ({memory.count()} facts)", [timed(memory.recall, q) for q in queries])
+    memory.state.embedder = embedder.model  # the model itself, as the service runs it
     memory.recall(queries[0])
-    report(f"Memory Desk engine ({memory.count()} facts)", [timed(memory.recall, q) for q in queries])
+    report("Memory Desk engine, full recall with the model", [timed(memory.recall, q) for q in queries])
     memory.close()
 
 
