@@ -38,7 +38,8 @@ class Background:
                             s, a, b = zip(*mine)
                             state.pairs.put_all(t, np.array(s, np.float32), np.array(a, np.int64), np.array(b, np.int64))
                     db.execute("DROP TABLE pairs_old")
-            if not state.embedder or state.pairs_built(state.floor_setting):
+            # Not without the vectors (a memory past its budget): the pass would find no pair and call it done.
+            if not state.embedder or state.full or state.pairs_built(state.floor_setting):
                 return
             with state.writing():  # this process's floor becomes the file's, for every process on it
                 state.floor = state.floor_setting
@@ -55,7 +56,7 @@ class Background:
             state.vocabulary_ready.set()
             return
         with state.reading():
-            if state.vocabulary_built():
+            if state.vocabulary_built() or state.full:  # (a memory past its budget holds no word)
                 state.vocabulary_ready.set()
                 return
             empty = state.db.execute("SELECT NOT EXISTS (SELECT 1 FROM facts)").fetchone()[0]

@@ -53,8 +53,11 @@ def memory_at(db: str, embedder) -> Memory:
     recall_log = int(env_float("MEMORY_RECALL_LOG", RECALL_LOG_KEEP))  # recalls kept; 0 logs none
     if history < 1 or recall_log < 0:
         raise SystemExit("error: MEMORY_HISTORY must be at least 1 and MEMORY_RECALL_LOG at least 0")
+    budget = os.environ.get("MEMORY_BUDGET_BYTES") or None  # bytes the vectors and words in memory may take
+    if budget is not None and not (budget.isdigit() and int(budget) > 0):
+        raise SystemExit("error: MEMORY_BUDGET_BYTES must be a whole number of bytes")
     return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold, floor=floor, history=history,
-                  recall_log=recall_log)
+                  recall_log=recall_log, budget=int(budget) if budget else None)
 
 
 def serve(args: argparse.Namespace) -> int:

@@ -60,6 +60,11 @@ class Unavailable(StoreError):
     code, status = "model_unavailable", 503
 
 
+class MemoryFull(StoreError):
+    """The vectors and words in memory would pass the memory's budget (MEMORY_BUDGET_BYTES)."""
+    code, status = "memory_full", 507
+
+
 @dataclass(frozen=True)
 class Fact:
     id: int

@@ -17,6 +17,7 @@ ERRORS = {
     "413": "Text, query or body too large",
     "422": "A value is invalid",
     "503": "The embedding model is unavailable, the write could not be committed, or the pairs are still being built",
+    "507": "memory_full: the vectors and words in memory would pass the memory's budget (MEMORY_BUDGET_BYTES)",
 }
 
 
@@ -151,6 +152,16 @@ STATS = obj(
         }),
         "consistent": {"type": "boolean", "description": "no orphans, as many FTS entries and vectors as facts, "
                        "and the vectors recall searches in memory are exactly those of the vectors table"},
+        "memory_bytes": {"type": "integer", "description": "bytes the vectors and words in memory take: exact for "
+                         "their arrays, an upper bound for their maps (the pairs are read from their table)"},
+        "memory_parts": obj({"vectors": {"type": "integer"}, "vocabulary": {"type": "integer"}}),
+        "memory_budget": {"type": ["integer", "null"], "description": "MEMORY_BUDGET_BYTES (null: none, the local "
+                          "service's default; the Worker's is 100 MiB)"},
+        "capacity_facts": {"type": "integer", "description": "the Worker only: about how many facts of its model fit "
+                           "in the budget"},
+        "memory_full": {"type": "boolean", "description": "its vectors would pass the budget, so none is in memory: "
+                        "keyword recall only, writes answer 507"},
+        "warning": {"type": "string", "description": "with memory_full: why, and what to do"},
     }
 )
 
@@ -190,6 +201,7 @@ def openapi_document() -> dict:
                 "responses": ok(obj({
                     "ok": {"type": "boolean"}, "facts": {"type": "integer"}, "model": {"type": ["string", "null"]},
                     "dims": {"type": "integer"}, "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
+                    "memory_full": {"type": "boolean"}, "warning": {"type": "string"},
                 })),
             }},
             "/openapi.json": {"get": {
@@ -223,7 +235,7 @@ def openapi_document() -> dict:
                             "id": {"type": "integer"}, "created": {"const": False}, "fact": FACT,
                             "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
                         }), "200", "Already stored: the existing fact"),
-                        **errors("400", "401", "409", "413", "422", "503"),
+                        **errors("400", "401", "409", "413", "422", "503", "507"),
                     },
                 },
             },
@@ -234,7 +246,7 @@ def openapi_document() -> dict:
                 "(created, or the fact it duplicates). For moving a memory: `python -m memories import --url`.",
                 "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100}})),
                 "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
-                              **errors("400", "401", "409", "413", "422", "503")},
+                              **errors("400", "401", "409", "413", "422", "503", "507")},
             }},
             "/facts/{id}": {
                 "parameters": [FACT_ID],
@@ -246,7 +258,7 @@ def openapi_document() -> dict:
                         "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
                         "source": {"type": "string", "maxLength": 200},
                     }, required=[])),
-                    "responses": {**ok(FACT), **errors("400", "401", "404", "409", "413", "422", "503")},
+                    "responses": {**ok(FACT), **errors("400", "401", "404", "409", "413", "422", "503", "507")},
                 },
                 "delete": {
                     "summary": "Delete a fact with its FTS entry and vector",
@@ -261,7 +273,7 @@ def openapi_document() -> dict:
                     "parameters": [query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 10})],
                     "responses": {
                         **ok(obj({"neighbours": {"type": "array", "items": obj({"fact": FACT, "cosine": {"type": "number"}})}})),
-                        **errors("401", "404", "422"),
+                        **errors("401", "404", "422", "507"),
                     },
                 },
             },
@@ -313,21 +325,21 @@ def openapi_document() -> dict:
                         "distinct": {"type": ["string", "null"], "description": "why the two may still be different facts "
                                      "(a number, date, name or negation apart), or null"}})},
                     "total": {"type": "integer"}, "threshold": {"type": "number"},
-                })), **errors("401", "422", "503")},
+                })), **errors("401", "422", "503", "507")},
             }},
             "/duplicates/nearest": {"get": {
                 "summary": "Each fact's cosine with its nearest same-type neighbour, where that is at or above the review floor",
                 "parameters": [query("type", TYPE_FILTER)],
                 "responses": {**ok(obj({"nearest": {"type": "array", "items": obj({"id": {"type": "integer"}, "score": {"type": "number"}})},
                                         "floor": {"type": "number", "description": "facts whose nearest is below it are not listed"}})),
-                              **errors("401", "422", "503")},
+                              **errors("401", "422", "503", "507")},
             }},
             "/stats": {"get": {"summary": "Counts and orphans", "responses": {**ok(STATS), **errors("401")}}},
             "/reindex": {"post": {
                 "summary": "Rebuild the FTS index and every vector from the rows",
                 "responses": {**ok(obj({"facts": {"type": "integer"}, "fts": {"type": "integer"},
                                         "vectors": {"type": "integer"}, "model": {"type": ["string", "null"]}})),
-                              **errors("401", "503")},
+                              **errors("401", "503", "507")},
             }},
             "/history": {
                 "get": {
@@ -355,7 +367,7 @@ def openapi_document() -> dict:
                     "parameters": [CLIENT],
                     "responses": {**ok(obj({"entry": ENTRY, "fact": {"anyOf": [FACT, {"type": "null"}]},
                                             "restored": {"type": "boolean"}})),
-                                  **errors("401", "404", "409", "422", "503")},
+                                  **errors("401", "404", "409", "422", "503", "507")},
                 },
             },
             "/recalls": {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dedup import distinct
-from .facts import DEFAULT_THRESHOLD, Fact, clean_type
+from .facts import DEFAULT_THRESHOLD, Fact, MemoryFull, clean_type
 from .pairs import top
 from .reading import Reader
 from .state import State
@@ -27,6 +27,8 @@ class Review:
             if threshold >= state.floor and state.pairs_built():
                 s, a, b = state.pairs.read(threshold, types)
             else:
+                if state.full:  # every pair needs the vectors
+                    raise MemoryFull(state.full)
                 parts = [state.vectors.pairs(t, threshold) for t in types]
                 s, a, b = (np.concatenate([p[k] for p in parts]) for k in range(3))
             total = len(s)
@@ -49,6 +51,8 @@ class Review:
     def neighbours(self, fact_id: int, limit: int = 10) -> list[tuple[Fact, float]]:
         self.reader.get(fact_id)
         with self.state.reading():
+            if self.state.full:
+                raise MemoryFull(self.state.full)
             vector = self.state.vectors.vector(fact_id)
             if vector is None:
                 return []

@@ -160,6 +160,8 @@ class Searcher:
         state = self.state
         if not state.embedder:
             return None, None, "the embedding model is not loaded: keyword-only recall"
+        if state.full:
+            return None, None, f"{state.full} (memory_full: keyword-only recall)"
         try:
             asked = fusion.expandable_terms(query) if mode == "hybrid" else []
             if asked:

@@ -274,12 +274,16 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
         if not has_secret(request.scope, secret.encode()):
             return JSONResponse({"ok": True})  # up; what the memory holds is for those with the secret
         embedder = memory.embedder
+        facts = await run(memory.count)
+        full = memory.state.full  # past its budget: no vectors in memory (state.py)
         return JSONResponse({
             "ok": True,
-            "facts": await run(memory.count),
+            "facts": facts,
             "model": embedder.model_id if embedder else None,
             "dims": embedder.dims if embedder else 0,
-            "mode": "hybrid" if embedder else "keyword-only",
+            "mode": "hybrid" if embedder and not full else "keyword-only",
+            "memory_full": full is not None,
+            **({"warning": full} if full else {}),
         })
 
     @route("/openapi.json", ["GET"])

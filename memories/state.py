@@ -33,7 +33,7 @@ import numpy as np
 
 from . import snapshot
 from .embeddings import Embedder
-from .facts import StoreError, Unavailable
+from .facts import MemoryFull, StoreError, Unavailable
 from .migrations import migrate, transaction
 from .pairs import Pairs
 from .recall import Fusion
@@ -44,6 +44,13 @@ from .vocabulary import Vocabulary
 log = logging.getLogger(__name__)
 
 SAMPLED_ROWS = 256  # matrix rows /stats compares with the table
+MIB = 2**20
+WAY_OUT = ("Delete facts, or move some to another memory by name (python -m memories export, then import into "
+           "another memory's file or --url).")
+
+
+def mib(n: float) -> str:
+    return f"{n / MIB:.1f} MiB"
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -65,8 +72,14 @@ def wal(db: sqlite3.Connection, tries: int = 100) -> None:
 
 
 class State:
-    def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion, threshold: float, floor: float):
+    def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion, threshold: float, floor: float,
+                 budget: int | None = None):
         self.path = str(path)
+        # Bytes the vectors and words in memory may take (MEMORY_BUDGET_BYTES; None: no limit).
+        # Past it a write is a 507 `memory_full`, and a file whose vectors would pass it opens
+        # without them (`full` says why): keyword recall, the facts, get, delete and export work.
+        self.budget = budget
+        self.full: str | None = None
         self.embedder = embedder
         self.shipped = fusion  # this process's default; the memory's own settings win (`settings`)
         self.fusion = fusion
@@ -181,7 +194,11 @@ class State:
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self.version:
             return
-        if self.embedder:
+        if self.embedder and (self.full or self.seq is None):
+            self._check_budget()  # before anything is read: never more than the budget
+        if self.embedder and self.full:
+            self.seq = self.last_change()
+        elif self.embedder:
             last = self.last_change()
             if self.seq is None:
                 snap = snapshot.load(self.path, self.model, self.dims)
@@ -204,6 +221,63 @@ class State:
         stored = self.meta("settings")  # as the floor: another process may have changed them
         self.use_settings(json.loads(stored) if stored else None)
         self.version = version
+
+    def _check_budget(self) -> None:
+        """`full` when the file's vectors and words of this model would pass the budget (counted
+        from the tables); a memory that fits again (after deletes) reads them all anew."""
+        if self.budget is None:
+            return
+        facts = dict(self.db.execute(
+            "SELECT f.type, count(*) FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?"
+            " GROUP BY f.type", (self.model, self.dims)).fetchall())
+        words, chars = self.db.execute("SELECT count(*), coalesce(sum(length(word)), 0) FROM words WHERE model IS ?",
+                                       (self.model,)).fetchone()
+        need = self._need_anew(facts, words, chars)
+        if need > self.budget:
+            self.full = (f"this memory's {sum(facts.values())} vectors and {words} words would take {mib(need)} of memory, "
+                         f"past its budget of {mib(self.budget)}: it answers keyword recall, lists, gets, deletes and exports "
+                         f"its facts, but stores none and finds none by meaning. {WAY_OUT}")
+            self.vectors = VectorIndex(self.dims)
+            self.vocab.empty()
+            self.vocabulary_ready.set()
+        elif self.full:
+            self.full, self.seq = None, None  # read everything below
+            self.vocab.reload()
+
+    def _need_anew(self, facts: dict[str, int], words: int, chars: int) -> int:
+        """The most an empty index and vocabulary would hold with these facts (by type) and words."""
+        vocab = Vocabulary(self.db, self.model, self.dims)
+        return VectorIndex(self.dims).nbytes_with(facts) + vocab.nbytes_with(words, chars)
+
+    def memory_bytes(self) -> dict[str, int]:
+        """The bytes the vectors and words in memory take (exact for the arrays, a bound for the maps)."""
+        return {"vectors": self.vectors.nbytes(), "vocabulary": self.vocab.nbytes()}
+
+    def ensure_room(self, more: dict[str, int], words: list[str]) -> None:
+        """MemoryFull unless `more[type]` new facts and `words` new words fit in the budget."""
+        if self.full:
+            raise MemoryFull(self.full)
+        if self.budget is None:
+            return
+        chars = sum(map(len, words))
+        need = self.vectors.nbytes_with(more) + self.vocab.nbytes_with(len(words), chars)
+        # ...and the next open, which counts from the tables, must find that it fits too.
+        after = {t: p.n + more.get(t, 0) for t, p in self.vectors.parts.items()}
+        need = max(need, self._need_anew(after, len(self.vocab.words) + len(words), self.vocab.chars + chars))
+        if need > self.budget:
+            n = sum(more.values())
+            held = self.db.execute("SELECT count(*) FROM facts").fetchone()[0] - max(0, n - 1)  # not the batch's own
+            raise MemoryFull(f"this memory holds {held} facts, and {'this fact' if n == 1 else f'these {n} facts'} would take "
+                             f"its vectors and words past its memory budget of {mib(self.budget)}: nothing was stored. {WAY_OUT}")
+
+    def ensure_room_anew(self, facts: dict[str, int], words: list[str]) -> None:
+        """MemoryFull unless these facts and words would fit in place of what is held (a reindex)."""
+        if self.budget is None:
+            return
+        need = self._need_anew(facts, len(words), sum(map(len, words)))
+        if need > self.budget:
+            raise MemoryFull(f"this memory's {sum(facts.values())} facts and {len(words)} words would take {mib(need)} of "
+                             f"memory with {self.model}, past its budget of {mib(self.budget)}: nothing was reindexed. {WAY_OUT}")
 
     def _log_reaches(self, seq: int) -> bool:
         """The change log still holds every entry after `seq` (pruning keeps `seq` itself)."""
@@ -238,8 +312,8 @@ class State:
         the change log up to it. Skipped when nothing changed; a small memory has no snapshot
         (its table reads in well under a second) and its log is pruned all the same."""
         with self.lock:
-            if not self.embedder or self.seq is None or self.seq == self.saved_seq:
-                return False
+            if not self.embedder or self.full or self.seq is None or self.seq == self.saved_seq:
+                return False  # (a memory past its budget holds no matrix to save)
             if len(self.vectors) < snapshot.MIN_FACTS:
                 self._prune_log(self.seq)  # a process whose matrix is older reads the table again
                 self.saved_seq = self.seq
@@ -283,11 +357,16 @@ class State:
                 "vectors_in_memory": len(self.vectors),
                 "keyword_errors": self.keyword_errors,
             }
+            parts = self.memory_bytes()
+            counts |= {"memory_bytes": sum(parts.values()), "memory_parts": parts, "memory_budget": self.budget,
+                       "memory_full": self.full is not None}
+            if self.full:
+                counts["warning"] = self.full
             orphans = {name: [r[0] for r in self.db.execute(sql + " LIMIT 100")] for name, sql in q.items()}
             by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
             # The matrix recall searches must hold exactly the table's vectors (none of another model).
             table = {r[0] for r in self.db.execute("SELECT fact_id FROM vectors")}
-            in_step = not self.embedder or self.vectors.ids() == table
+            in_step = not self.embedder or self.full is not None or self.vectors.ids() == table
             orphans["vectors_out_of_step"] = self._rows_out_of_step(SAMPLED_ROWS)
         counts["by_type"] = {t: by_type.get(t, 0) for t in TYPES}
         counts["orphans"] = orphans

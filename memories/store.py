@@ -41,8 +41,8 @@ from .writing import Writer
 class Memory:
     def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion | None = None,
                  threshold: float = DEFAULT_THRESHOLD, floor: float = DEFAULT_FLOOR,
-                 history: int = HISTORY_KEEP, recall_log: int = RECALL_LOG_KEEP):
-        self.state = State(path, embedder, fusion or DEFAULT, threshold, floor)
+                 history: int = HISTORY_KEEP, recall_log: int = RECALL_LOG_KEEP, budget: int | None = None):
+        self.state = State(path, embedder, fusion or DEFAULT, threshold, floor, budget)
         self.reader = Reader(self.state)
         self.history = History(self.state, history)
         self.recall_log = RecallLog(self.state, recall_log)

@@ -10,6 +10,7 @@ database commit.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -17,12 +18,27 @@ import numpy as np
 TYPES = ("fact", "skill", "log")
 TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
 BLOCK = 2048  # rows per tile in all-pairs products: a 2048 x 2048 float32 tile is 16 MiB
+INT_BYTES = 36  # at most what an int object (a dict's key or value) takes below 2^63
+DICT_ENTRY = 80  # at most what a new entry adds to a dict's table, counting the resize that doubles it
+
+
+def dict_bytes(d: dict, objects: int = 2) -> int:
+    """An upper bound on a dict of ints: its table as Python counts it, and `objects` int objects
+    an entry (its key and its value)."""
+    return sys.getsizeof(d) + len(d) * objects * INT_BYTES
+
+
+def grown(capacity: int, n: int) -> int:
+    """The capacity a doubling buffer of `capacity` rows reaches to hold `n` (Rows._grow)."""
+    while capacity < n:
+        capacity = max(1024, 2 * capacity)
+    return capacity
 
 
 class Rows:
     """One type's vectors and the fact ids of its rows."""
 
-    def __init__(self, dims: int, capacity: int = 1024):
+    def __init__(self, dims: int, capacity: int = 0):  # the first put makes room for 1024
         self.n = 0
         self.matrix = np.zeros((capacity, dims), dtype=np.float32)
         self.ids = np.zeros(capacity, dtype=np.int64)
@@ -30,7 +46,7 @@ class Rows:
 
     @classmethod
     def of(cls, ids: np.ndarray, matrix: np.ndarray) -> Rows:
-        rows = cls(matrix.shape[1], capacity=max(1024, len(ids)))
+        rows = cls(matrix.shape[1], capacity=max(1024, len(ids)) if len(ids) else 0)
         rows.n = len(ids)
         rows.ids[: rows.n] = ids
         rows.matrix[: rows.n] = matrix
@@ -66,6 +82,18 @@ class Rows:
             self.matrix[i], self.ids[i] = self.matrix[last], moved
             self.row[moved] = i
         self.n = last
+
+    def nbytes(self) -> int:
+        """The bytes these rows hold: the arrays exactly, the row map as an upper bound."""
+        return self.matrix.nbytes + self.ids.nbytes + dict_bytes(self.row)
+
+    def nbytes_with(self, more: int) -> int:
+        """The most they would hold with `more` new rows: a grow has the old arrays and the new
+        alive at once while it copies."""
+        row = self.matrix.shape[1] * 4 + 8
+        capacity = grown(len(self.ids), self.n + more)
+        copying = len(self.ids) * row if capacity > len(self.ids) else 0
+        return capacity * row + copying + dict_bytes(self.row) + more * (2 * INT_BYTES + DICT_ENTRY)
 
     def _grow(self) -> None:
         capacity = max(1024, 2 * len(self.ids))
@@ -107,6 +135,16 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return len(self.type_of)
+
+    def nbytes(self) -> int:
+        """The bytes the index holds: its matrices exactly, its maps as an upper bound (the types
+        are shared strings: a key an entry)."""
+        return sum(p.nbytes() for p in self.parts.values()) + dict_bytes(self.type_of, 1)
+
+    def nbytes_with(self, more: dict[str, int]) -> int:
+        """The most it would hold with `more[type]` new facts of each type."""
+        return (sum(p.nbytes_with(more.get(t, 0)) for t, p in self.parts.items()) + dict_bytes(self.type_of, 1)
+                + sum(more.values()) * (INT_BYTES + DICT_ENTRY))
 
     def __contains__(self, fact_id: int) -> bool:
         return fact_id in self.type_of

@@ -8,10 +8,12 @@ reads the rows it lacks before each recall, so another process's words arrive to
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 import numpy as np
 
 from .recall import vocabulary_words
+from .vectors import DICT_ENTRY, INT_BYTES
 
 CANDIDATES = 8  # closest words per query term handed to recall.expand, which keeps at most 3
 
@@ -37,9 +39,13 @@ class Vocabulary:
         # below len(matrix) never change; a word added since has a row past it.
         self.table: tuple[dict[str, int], np.ndarray] = (self.known, self.matrix)
         self.last = 0  # the highest row id read
+        self.chars = 0  # the words' characters, for `nbytes_with`
+        self.off = False  # True: holding no word (a memory past its budget: state.py)
 
     def load(self) -> None:
         """Read the words written since the last call (by this process or another)."""
+        if self.off:
+            return
         rows = self.db.execute("SELECT id, word, embedding FROM words WHERE id > ? AND model IS ? ORDER BY id",
                                (self.last, self.model)).fetchall()
         if not rows:
@@ -55,9 +61,35 @@ class Vocabulary:
             self._rows = grown
         self._rows[n : n + k] = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(k, self.dims)
         self.words += [w for w, _ in fresh]
+        self.chars += sum(len(w) for w, _ in fresh)
         self.matrix = self._rows[: n + k]
         self.known.update((w, n + i) for i, (w, _) in enumerate(fresh))
         self.table = (self.known, self.matrix)
+
+    def empty(self) -> None:
+        """Hold no word until the next `reload` (a memory past its budget)."""
+        self._reset()
+        self.off = True
+
+    def reload(self) -> None:
+        """Read every word again."""
+        self._reset()
+        self.load()
+
+    def nbytes(self) -> int:
+        """The bytes the vocabulary holds: its matrix exactly; its words, their list and map as
+        Python counts them, with an int object a row."""
+        return (self._rows.nbytes + sys.getsizeof(self.words) + sum(sys.getsizeof(w) for w in self.words)
+                + sys.getsizeof(self.known) + len(self.known) * INT_BYTES)
+
+    def nbytes_with(self, more: int, chars: int) -> int:
+        """The most it would hold with `more` new words of `chars` characters in all (non-ASCII
+        ones take up to 4 bytes), counting a grow's copy."""
+        n, held = len(self.words), len(self._rows)
+        capacity = max(held, n + more) if n + more <= held else max(2 * held, n + more, 1024)
+        copying = held * self.dims * 4 if capacity > held else 0
+        return (self.nbytes() + (capacity - held) * self.dims * 4 + copying
+                + more * (sys.getsizeof("") + 8 + INT_BYTES + DICT_ENTRY) + 4 * chars)
 
     def missing(self, texts: list[str]) -> list[str]:
         """The words of `texts` the vocabulary lacks (as this process last saw it), each once."""

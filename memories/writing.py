@@ -7,6 +7,7 @@ before the lock is taken; the dedup check runs under it, against everything in t
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -14,7 +15,7 @@ from functools import partial
 import numpy as np
 
 from .dedup import distinct
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Conflict, Fact, IdTaken, NotFound, clean_items,
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Conflict, Fact, IdTaken, MemoryFull, NotFound, clean_items,
                     clean_source, clean_text, clean_type, now, text_key)
 from .pairs import MARGIN
 from .history import Entry, History
@@ -37,6 +38,8 @@ class Writer:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
         An item's id, created_at and updated_at put back one that was deleted or exported."""
         clean = clean_items(items)
+        if clean and self.state.full:  # before the model is asked
+            raise MemoryFull(self.state.full)
         return self._store(clean, *self._embed_facts([c[0] for c in clean]), client=client)
 
     def import_batches(self, items: list[dict], size: int = 64, client: str = "") -> Iterator[list[AddResult]]:
@@ -145,6 +148,9 @@ class Writer:
                     updated_at = updated_at or created_at
                     if wanted_id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
                         raise IdTaken(f"fact id {wanted_id} is in use by another fact")
+                    # Room for it and those of the batch before it (a 507 rolls back the whole batch).
+                    more = Counter(t for _, t, _ in batch) + Counter([type])
+                    state.ensure_room(dict(more), state.vocab.missing([*(clean[k][0] for _, _, k in batch), text]))
                     fid = db.execute(
                         "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -188,6 +194,8 @@ class Writer:
                 new_type = current.type if type is None else type
                 new_source = current.source if source is None else source
                 reembed = new_text != current.text
+                if reembed or new_type != current.type:  # vector work: its dedup check and pairs
+                    state.ensure_room({}, state.vocab.missing([new_text]) if reembed else [])
                 if not reembed:
                     vector = state.vectors.vector(fact_id)
                 elif vector is None:  # the text changed under us since we looked
@@ -237,6 +245,10 @@ class Writer:
             db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
             self._unlink(fact_id)
             after.append(partial(state.vectors.remove, fact_id))
+        if state.full:  # does it fit again? Then its vectors are read now
+            state.version = None
+            with state.reading():
+                pass
         return fact
 
     def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
@@ -281,6 +293,7 @@ class Writer:
         select = "SELECT id, text, type FROM facts ORDER BY id"
         with state.reading():
             rows = db.execute(select).fetchall()
+        state.ensure_room_anew(dict(Counter(r[2] for r in rows)), words_of([r[1] for r in rows]))
         # The model outside the lock, a batch at a time: reads and other writes go on meanwhile,
         # and a fact written meanwhile is embedded below, under the lock.
         embedded: dict[tuple[int, str], np.ndarray] = {}
@@ -309,6 +322,7 @@ class Writer:
             vocabulary = word_vectors(state, words, vocabulary)
             rebuild_vocabulary(state, words, np.array([vocabulary[w] for w in words]).reshape(len(words), -1))
             after.append(partial(setattr, state, "vectors", index))
+            after.append(partial(setattr, state, "full", None))  # it fits: ensure_room_anew said so
         return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": state.model}
 
 

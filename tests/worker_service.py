@@ -44,6 +44,7 @@ class WorkerHost:
     port: int = field(default_factory=free_port)
     embed_port: int = field(default_factory=free_port)
     worker_secret: str | None = None  # what the Worker is given, when not `secret` ("" for none)
+    variables: dict = field(default_factory=dict)  # more --var for the Worker (MEMORY_BUDGET_BYTES, say)
     embedder: subprocess.Popen | None = None
     wrangler: subprocess.Popen | None = None
 
@@ -74,6 +75,7 @@ class WorkerHost:
         }
         if self.worker_secret is not None:
             variables["MEMORY_SECRET"] = self.worker_secret
+        variables |= self.variables
         variables = {k: v for k, v in variables.items() if v}
         log = self.state / "wrangler.log"
         self.wrangler = subprocess.Popen(

@@ -25,7 +25,8 @@ export class Background extends Part {
   /** One slice of the fill: each fact, in id order, with the same-type facts of smaller ids (a
    * fact written meanwhile paired itself with everything when it was written). */
   async fillPairs(): Promise<void> {
-    if (this.state.pairsReady() || this.state.meta("pairs_floor") !== this.state.floor) return;
+    // Not without the vectors (a memory past its budget): the fill would pair nothing and call it done.
+    if (this.state.full || this.state.pairsReady() || this.state.meta("pairs_floor") !== this.state.floor) return;
     const upto = this.state.meta("pairs_upto") as number;
     const target = this.state.meta("pairs_target") as number;
     const count = Math.max(1, Math.floor(FILL_WORK / Math.max(1, this.vectors.size * this.vectors.dims)));
@@ -48,7 +49,7 @@ export class Background extends Part {
    * `build_vocabulary`). A recall that expands waits for it, and starts it again if the model
    * was down the last time. */
   vocabulary(): Promise<void> {
-    if (this.state.meta("words_model") === this.embedder.model) return Promise.resolve();
+    if (this.state.full || this.state.meta("words_model") === this.embedder.model) return Promise.resolve();
     this.building ??= this.buildVocabulary()
       .catch((e) => console.error("could not build the vocabulary", e))
       .finally(() => { this.building = null; });

@@ -11,6 +11,7 @@ interface Env {
   REVIEW_FLOOR?: string;  // cosine at or above which pairs are kept for review (0.80)
   MEMORY_HISTORY?: string;  // history entries kept per memory (10000): how far back undo reaches
   MEMORY_RECALL_LOG?: string;  // recalls kept in the recall log (2000); 0 logs none
+  MEMORY_BUDGET_BYTES?: string;  // bytes the vectors and words in memory may take (100 MiB): past it a write is a 507
 }
 
 declare module "*.json" {

@@ -45,8 +45,7 @@ export class MemoryObject extends DurableObject<Env> {
       this.foldKeys();
       const settings = this.state.meta("settings");
       this.state.useSettings(settings ? JSON.parse(settings as string) : null);
-      this.state.loadVectors();
-      this.state.vocab.load();
+      this.state.load();  // nothing past the budget: such a memory starts without its vectors
       this.background.startPairs();
       await this.background.fillPairs();
       // Not awaited: a big memory's words take longer to embed than the gate may stay shut.

@@ -11,7 +11,9 @@ import type { FactType } from "./vectors";
 
 export class Reader extends Part {
   health() {
-    return { ok: true, facts: this.count(), model: this.embedder.model, dims: this.embedder.dims, mode: "hybrid" };
+    const full = this.state.full;
+    return { ok: true, facts: this.count(), model: this.embedder.model, dims: this.embedder.dims, mode: full ? "keyword-only" : "hybrid",
+      memory_full: full !== null, ...(full ? { warning: full } : {}) };
   }
 
   count(): number {

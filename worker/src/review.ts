@@ -32,6 +32,7 @@ export class Review extends Part {
       const facts = this.reader.getMany(rows.flatMap((r) => [r.a as number, r.b as number]));
       return { pairs: rows.map((r) => pair(facts, r.a as number, r.b as number, r.score as number)), total, threshold };
     }
+    if (this.state.full) throw this.state.fullError();
     const found: [number, number, number][] = [];
     for (const t of types) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
     found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
@@ -59,6 +60,7 @@ export class Review extends Part {
   /** A 503 `building` while the fill of the pairs table has not caught up, saying how far it is. */
   private built(): void {
     if (this.state.pairsReady()) return;
+    if (this.state.full) throw this.state.fullError();  // the fill needs the vectors
     const [done, total] = this.state.pairsProgress();
     throw new HttpError(503, "building",
       `the near-duplicate pairs are still being built (${done} of ${total} facts): try again in a few seconds`,
@@ -67,6 +69,7 @@ export class Review extends Part {
 
   neighbours(id: number, limit: number) {
     this.reader.get(id);
+    if (this.state.full) throw this.state.fullError();
     const v = this.vectors.vector(id);
     if (!v) return { neighbours: [] };
     const near = this.vectors.search(v.slice(), null, limit, id);

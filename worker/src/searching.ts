@@ -81,6 +81,7 @@ export class Searcher extends Part {
   /** The query's vector, its expandable terms' vectors (hybrid recall only; a term the vocabulary
    * holds keeps its stored vector) and a warning when the model is down (searching.py `_query_vectors`). */
   private async embedQuery(query: string, f: Fusion, mode: Mode): Promise<[Float32Array | null, Float32Array[] | null, string | null]> {
+    if (this.state.full) return [null, null, `${this.state.full} (memory_full: keyword-only recall)`];
     const asked = mode === "hybrid" ? expandableTerms(f, query) : [];
     try {
       if (asked.length) await this.background.vocabulary();  // a memory from before it: its words first

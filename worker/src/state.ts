@@ -6,13 +6,17 @@
 import { type Embedder, makeEmbedder } from "./embedder";
 import { HttpError } from "./http";
 import { DEFAULT, type Fusion } from "./recall";
-import { type FactType, TYPES, VectorIndex } from "./vectors";
-import { Vocabulary } from "./vocabulary";
+import { BLOCK, type FactType, TYPES, VectorIndex } from "./vectors";
+import { Vocabulary, wordBytes } from "./vocabulary";
 
 const DEFAULT_THRESHOLD = 0.97;
 // Pairs at or above this cosine are kept on write (the pairs table), as facts.py's DEFAULT_FLOOR.
 const DEFAULT_FLOOR = 0.8;
 const SAMPLED_ROWS = 256;  // matrix rows /stats compares with the table
+// What the vectors and words in memory may take (MEMORY_BUDGET_BYTES): an object's isolate has
+// 128 MB, and a request needs the rest (its body, a batch's vectors, SQLite's results).
+export const DEFAULT_BUDGET = 100 * 2 ** 20;
+const MIB = 2 ** 20;
 
 export class State {
   sql: SqlStorage;
@@ -22,6 +26,12 @@ export class State {
   threshold: number;
   floor: number;
   keywordErrors = 0;  // FTS5 searches that failed since the object started (recall went on by vector)
+  budget: number;  // bytes the vectors and words in memory may take
+  // Why the vectors and words are not in memory (they would take more than the budget), or null.
+  // Such a memory serves keyword recall, the facts, get, delete and export, and answers vector
+  // work with 507 `memory_full` (`full`), until deletes bring it under the budget (`load`).
+  full: string | null = null;
+  private fullBytes = 0;  // what its vectors and words would take, when `full`
   // What recall and explain use when a request sends no fusion: the memory's own settings
   // (meta 'settings', PUT /settings) over the shipped default.
   readonly shipped: Fusion = DEFAULT;
@@ -32,6 +42,7 @@ export class State {
     this.embedder = makeEmbedder(env);
     this.threshold = Number(env.DUPLICATE_THRESHOLD || DEFAULT_THRESHOLD);
     this.floor = Number(env.REVIEW_FLOOR || DEFAULT_FLOOR);
+    this.budget = envCount(env.MEMORY_BUDGET_BYTES, "MEMORY_BUDGET_BYTES", DEFAULT_BUDGET, 1);
     this.vocab = new Vocabulary(this.sql, this.embedder.model, this.embedder.dims);
   }
 
@@ -66,6 +77,82 @@ export class State {
     const target = (this.meta("pairs_target") as number | null) ?? 0;
     return [n("SELECT count(*) AS n FROM facts WHERE id <= ?", Math.min((this.meta("pairs_upto") as number | null) ?? 0, target)),
       n("SELECT count(*) AS n FROM facts WHERE id <= ?", target)];
+  }
+
+  // -- what memory holds -----------------------------------------------------------------
+
+  /** The vectors and words into memory, or neither when they would pass the budget (counted
+   * from the tables before anything is read): starting never loads more than the budget. */
+  load(): void {
+    const n = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ n: number }>(sql, ...args).one().n;
+    const { model, dims } = this.embedder;
+    const facts = n("SELECT count(*) AS n FROM vectors WHERE model = ? AND dims = ?", model, dims);
+    const words = this.sql.exec<{ n: number; chars: number }>(
+      "SELECT count(*) AS n, coalesce(sum(length(word)), 0) AS chars FROM words WHERE model = ?", model).one();
+    const need = new VectorIndex(dims).bytesWith(facts) + new VectorIndex(dims).bytesWith(words.n) + wordBytes(words.n, words.chars);
+    this.vectors = new VectorIndex(dims);
+    if (need > this.budget) {
+      this.fullBytes = need;
+      this.full = `this memory's ${facts} vectors and ${words.n} words would take ${mib(need)} of memory, past its budget of `
+        + `${mib(this.budget)}: it answers keyword recall, lists, gets, deletes and exports its facts, but stores none and finds `
+        + `none by meaning. ${this.wayOut()}`;
+      this.vocab.empty();
+      return;
+    }
+    this.full = null;
+    this.loadVectors();
+    this.vocab.reload();
+  }
+
+  /** What the owner can do about a full memory. */
+  private wayOut(): string {
+    return "Delete facts, or move some to another memory by name (python -m memories export --url <this memory>, "
+      + "then import --url <the Worker>/memories/<another name>).";
+  }
+
+  /** The bytes the vectors and words in memory take (exact for the arrays, a bound for the maps). */
+  memoryBytes(): { vectors: number; vocabulary: number } {
+    return { vectors: this.vectors.bytes(), vocabulary: this.vocab.bytes() };
+  }
+
+  /** About how many facts of this model fit in the budget: those held, and as many again as the
+   * room left takes at what a fact costs now (its row and its share of the words). */
+  capacity(facts: number): number {
+    const { vectors, vocabulary } = this.memoryBytes();
+    const held = this.full ? this.fullBytes : vectors + vocabulary;  // (full: none is in memory)
+    const words = this.full ? facts : this.vocab.words.length;
+    const ratio = facts ? words / facts : 1;  // varied text: about a new word a fact
+    const row = new VectorIndex(this.embedder.dims).bytesWith(BLOCK) / BLOCK;  // a row, its id, type and map entry
+    const perFact = row + ratio * (row + wordBytes(1, words ? this.vocab.chars / words : 8));
+    return Math.max(0, Math.floor(facts + (this.budget - held) / perFact));
+  }
+
+  /** 507 `memory_full` unless `facts` more facts and `words` more words (of `chars` code units)
+   * fit in the budget. */
+  ensureRoom(facts: number, words: number, chars: number): void {
+    if (this.full) throw this.fullError();
+    const need = this.vectors.bytesWith(facts) + this.vocab.bytesWith(words, chars);
+    if (need <= this.budget) return;
+    const held = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n - Math.max(0, facts - 1);  // not the batch's own
+    throw new HttpError(507, "memory_full", `this memory holds ${held} facts, and ${facts === 1 ? "this fact" : `these ${facts} facts`} `
+      + `would take its vectors and words past its memory budget of ${mib(this.budget)} (about ${this.capacity(held)} facts of `
+      + `${this.embedder.model}): nothing was stored. ${this.wayOut()}`);
+  }
+
+  /** 507 `memory_full` unless `facts` facts and `words` would fit in the budget in place of what
+   * is held now (a reindex). */
+  ensureRoomAnew(facts: number, words: string[]): void {
+    const { dims } = this.embedder;
+    const chars = words.reduce((sum, w) => sum + w.length, 0);
+    const need = new VectorIndex(dims).bytesWith(facts) + new VectorIndex(dims).bytesWith(words.length) + wordBytes(words.length, chars);
+    if (need <= this.budget) return;
+    throw new HttpError(507, "memory_full", `this memory's ${facts} facts and ${words.length} words would take ${mib(need)} of `
+      + `memory with ${this.embedder.model}, past its budget of ${mib(this.budget)}: nothing was reindexed. ${this.wayOut()}`);
+  }
+
+  /** The 507 of vector work in a memory whose vectors are not in memory. */
+  fullError(): HttpError {
+    return new HttpError(507, "memory_full", this.full ?? "");
   }
 
   loadVectors(): void {
@@ -119,6 +206,13 @@ export class State {
       vectors_in_memory: this.vectors.size,
       keyword_errors: this.keywordErrors,
     };
+    const bytes = this.memoryBytes();
+    counts.memory_bytes = bytes.vectors + bytes.vocabulary;
+    counts.memory_parts = bytes;
+    counts.memory_budget = this.budget;
+    counts.capacity_facts = this.capacity(counts.facts as number);
+    counts.memory_full = this.full !== null;
+    if (this.full) counts.warning = this.full;
     const orphans = {
       fts_without_fact: ids("SELECT rowid FROM facts_fts WHERE rowid NOT IN (SELECT id FROM facts)"),
       vectors_without_fact: ids("SELECT fact_id FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)"),
@@ -130,10 +224,12 @@ export class State {
     counts.by_type = Object.fromEntries(TYPES.map((t) => [t, byType.get(t) ?? 0]));
     counts.orphans = orphans;
     counts.consistent = !Object.values(orphans).some((o) => o.length)
-      && counts.facts === counts.fts && counts.fts === counts.vectors && counts.vectors === counts.vectors_in_memory;
+      && counts.facts === counts.fts && counts.fts === counts.vectors && (this.full !== null || counts.vectors === counts.vectors_in_memory);
     return counts;
   }
 }
+
+const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
 
 /** A whole number from a var (MEMORY_HISTORY, say): `fallback` when unset; one that is not a
  * number or below `min` is logged and `fallback` used, so a typo does not stop every request. */

@@ -1,6 +1,16 @@
 // The in-memory matrix that exact cosine search runs over, as memories/vectors.py keeps it:
-// rows L2-normalised (cosine is a dot product), grown by doubling, a deleted row filled by the
-// last one. The object changes it only right after the matching SQLite write commits.
+// rows L2-normalised (cosine is a dot product), a deleted row filled by the last one. The object
+// changes it only right after the matching SQLite write commits. The rows are held in blocks of
+// BLOCK rows, so growing adds a block and never copies the matrix (doubling one array needed the
+// old and the new alive at once: 3x the rows); `bytes` says what it holds, `bytesWith` what it
+// would hold with more rows (state.ts checks the memory's budget with it).
+
+/** Rows a block holds: 768 KiB at 768 dims. */
+export const BLOCK = 256;
+/** An upper bound on what one entry of a Map costs in V8: key, value and chain slots and a
+ * bucket, with the table half full after it doubles, a boxed key past 2^31, and the old table
+ * alive while a rehash copies it. */
+export const MAP_ENTRY_BYTES = 112;
 
 export const TYPES = ["fact", "skill", "log"] as const;
 export type FactType = (typeof TYPES)[number];
@@ -8,16 +18,15 @@ export type FactType = (typeof TYPES)[number];
 export class VectorIndex {
   dims: number;
   n = 0;
-  matrix: Float32Array;
+  blocks: Float32Array[] = [];  // BLOCK rows each (`block` rows while that is smaller)
   ids: Float64Array;
   types: Int8Array;
   row = new Map<number, number>();
 
-  constructor(dims: number, capacity = 1024) {
+  constructor(dims: number, private block = BLOCK) {
     this.dims = dims;
-    this.matrix = new Float32Array(capacity * dims);
-    this.ids = new Float64Array(capacity);
-    this.types = new Int8Array(capacity);
+    this.ids = new Float64Array(0);
+    this.types = new Int8Array(0);
   }
 
   get size(): number {
@@ -25,10 +34,7 @@ export class VectorIndex {
   }
 
   put(id: number, type: FactType, vector: Float32Array): void {
-    if (this.dims === 0) {  // the first vector fixes the width
-      this.dims = vector.length;
-      this.matrix = new Float32Array(this.ids.length * this.dims);
-    }
+    if (this.dims === 0) this.dims = vector.length;  // the first vector fixes the width (none is held yet)
     let i = this.row.get(id);
     if (i === undefined) {
       if (this.n === this.ids.length) this.grow();
@@ -36,7 +42,7 @@ export class VectorIndex {
       this.row.set(id, i);
       this.ids[i] = id;
     }
-    this.matrix.set(vector, i * this.dims);
+    this.at(i).set(vector);
     this.types[i] = TYPES.indexOf(type);
   }
 
@@ -47,7 +53,7 @@ export class VectorIndex {
     const last = --this.n;
     if (i !== last) {
       const moved = this.ids[last];
-      this.matrix.copyWithin(i * this.dims, last * this.dims, (last + 1) * this.dims);
+      this.at(i).set(this.at(last));
       this.ids[i] = moved;
       this.types[i] = this.types[last];
       this.row.set(moved, i);
@@ -61,12 +67,38 @@ export class VectorIndex {
 
   vector(id: number): Float32Array | null {
     const i = this.row.get(id);
-    return i === undefined ? null : this.matrix.subarray(i * this.dims, (i + 1) * this.dims);
+    return i === undefined ? null : this.at(i);
+  }
+
+  /** Row `i` of the matrix, a view. */
+  private at(i: number): Float32Array {
+    const b = Math.floor(i / this.block);
+    const start = (i - b * this.block) * this.dims;
+    return this.blocks[b].subarray(start, start + this.dims);
+  }
+
+  /** The bytes the index holds: exact for its arrays, an upper bound for the row map. */
+  bytes(): number {
+    return this.blocks.reduce((sum, b) => sum + b.byteLength, 0) + this.ids.byteLength + this.types.byteLength
+      + this.row.size * MAP_ENTRY_BYTES;
+  }
+
+  /** The bytes it would hold with `more` rows put (each a new id), counting the moment a grow
+   * has the old id and type arrays alive beside the new ones. */
+  bytesWith(more: number): number {
+    const n = this.n + more;
+    const blocks = Math.ceil(n / this.block);
+    const rowBytes = this.dims * 4;
+    let matrix = this.blocks.reduce((sum, b) => sum + b.byteLength, 0);
+    for (let b = this.blocks.length; b < blocks; b++) matrix += this.block * rowBytes;
+    const capacity = Math.max(this.ids.length, blocks * this.block);
+    const copying = capacity > this.ids.length ? this.ids.length * 9 : 0;
+    return matrix + capacity * 9 + copying + (this.row.size + more) * MAP_ENTRY_BYTES;
   }
 
   /** Cosine of every row with the query; rows of another type get -Infinity. */
   scores(q: Float32Array, type: FactType | null = null): Float64Array {
-    const { dims, matrix, n } = this;
+    const { dims, n, block } = this;
     const code = type === null ? -1 : TYPES.indexOf(type);
     const out = new Float64Array(n);
     for (let i = 0; i < n; i++) {
@@ -74,8 +106,10 @@ export class VectorIndex {
         out[i] = -Infinity;
         continue;
       }
+      const b = Math.floor(i / block);
+      const matrix = this.blocks[b];
+      const base = (i - b * block) * dims;
       let s = 0;
-      const base = i * dims;
       for (let d = 0; d < dims; d++) s += matrix[base + d] * q[d];
       out[i] = s;
     }
@@ -121,27 +155,27 @@ export class VectorIndex {
     const code = TYPES.indexOf(type);
     const rows: number[] = [];
     for (let i = 0; i < this.n; i++) if (this.types[i] === code) rows.push(i);
-    const { dims, matrix } = this;
+    const { dims } = this;
     for (let x = 0; x < rows.length; x++) {
-      const a = rows[x] * dims;
+      const a = this.at(rows[x]);
       for (let y = x + 1; y < rows.length; y++) {
-        const b = rows[y] * dims;
+        const b = this.at(rows[y]);
         let s = 0;
-        for (let d = 0; d < dims; d++) s += matrix[a + d] * matrix[b + d];
+        for (let d = 0; d < dims; d++) s += a[d] * b[d];
         yield [s, this.ids[rows[x]], this.ids[rows[y]]];
       }
     }
   }
 
+  /** One block more: the matrix's rows stay where they are; only ids and types (9 bytes a row) are copied. */
   private grow(): void {
-    const capacity = Math.max(1024, 2 * this.ids.length);
-    const matrix = new Float32Array(capacity * this.dims);
-    matrix.set(this.matrix.subarray(0, this.n * this.dims));
+    this.blocks.push(new Float32Array(this.block * this.dims));
+    const capacity = this.blocks.length * this.block;
     const ids = new Float64Array(capacity);
     ids.set(this.ids.subarray(0, this.n));
     const types = new Int8Array(capacity);
     types.set(this.types.subarray(0, this.n));
-    Object.assign(this, { matrix, ids, types });
+    Object.assign(this, { ids, types });
   }
 }
 

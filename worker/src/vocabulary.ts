@@ -5,7 +5,7 @@
 // a rolled-back write leaves nothing behind.
 
 import { vocabularyWords } from "./recall";
-import { VectorIndex } from "./vectors";
+import { MAP_ENTRY_BYTES, VectorIndex } from "./vectors";
 
 export const CANDIDATES = 8;  // closest words per query term handed to `expand`, which keeps at most 3
 
@@ -15,6 +15,8 @@ export class Vocabulary {
   // The words' vectors, each row keyed by the word's place in `words` (the type means nothing here).
   index: VectorIndex;
   last = 0;  // the highest row id read
+  chars = 0;  // the words' UTF-16 code units, for `bytes`
+  off = false;  // holding none (`empty`) until `reload`
 
   constructor(private sql: SqlStorage, private model: string, private dims: number) {
     this.index = new VectorIndex(dims);
@@ -22,6 +24,7 @@ export class Vocabulary {
 
   /** Read the words written since the last call. */
   load(): void {
+    if (this.off) return;
     const rows = this.sql.exec("SELECT id, word, embedding FROM words WHERE id > ? AND model = ? ORDER BY id", this.last, this.model);
     for (const r of rows) {
       this.last = r.id as number;
@@ -30,7 +33,18 @@ export class Vocabulary {
       this.known.set(word, this.words.length);
       this.index.put(this.words.length, "fact", new Float32Array(r.embedding as ArrayBuffer));
       this.words.push(word);
+      this.chars += word.length;
     }
+  }
+
+  /** The bytes the vocabulary holds: its matrix exactly, its words and their map as an upper bound. */
+  bytes(): number {
+    return this.index.bytes() + wordBytes(this.words.length, this.chars);
+  }
+
+  /** The bytes it would hold with `more` words of `chars` code units in all. */
+  bytesWith(more: number, chars: number): number {
+    return this.index.bytesWith(more) + wordBytes(this.words.length + more, this.chars + chars);
   }
 
   /** Read every word again (after the table was rebuilt). */
@@ -39,7 +53,19 @@ export class Vocabulary {
     this.known = new Map();
     this.index = new VectorIndex(this.dims);
     this.last = 0;
+    this.chars = 0;
+    this.off = false;
     this.load();
+  }
+
+  /** Hold no word (a memory past its budget: state.ts). */
+  empty(): void {
+    this.words = [];
+    this.known = new Map();
+    this.index = new VectorIndex(this.dims);
+    this.last = 0;
+    this.chars = 0;
+    this.off = true;
   }
 
   /** The words of `texts` the vocabulary lacks, each once, in order. */
@@ -68,4 +94,10 @@ export class Vocabulary {
   closest(termVectors: Float32Array[]): [string, number][][] {
     return termVectors.map((q) => this.index.search(q, null, CANDIDATES).map(([i, s]): [string, number] => [this.words[i], s]));
   }
+}
+
+/** An upper bound on `count` words of `chars` UTF-16 code units: each string's header and two
+ * bytes a code unit, rounded up, its slot in `words` (which grows by half) and its entry in `known`. */
+export function wordBytes(count: number, chars: number): number {
+  return count * (24 + 8 * 1.5 + MAP_ENTRY_BYTES) + 2 * chars;
 }

@@ -90,6 +90,12 @@ export class Writer extends Part {
     return [[...this.vectors.ids.subarray(0, size), ...mine.map((p) => p.id)], row];
   }
 
+  /** 507 `memory_full` unless `facts` more rows and the new words of `texts` fit in the budget. */
+  private ensureRoom(facts: number, texts: string[]): void {
+    const words = this.vocab.missing(texts);
+    this.state.ensureRoom(facts, words.length, words.reduce((sum, w) => sum + w.length, 0));
+  }
+
   // -- writes ---------------------------------------------------------------------------
 
   // Every write names its client (X-Memory-Client), for the history; an undo also names the
@@ -121,6 +127,7 @@ export class Writer extends Part {
       id: cleanId(i.id),
       force: boolParam(i.force, "force", false),  // store even over a near (not an exact) duplicate
     }));
+    if (clean.length && this.state.full) throw this.state.fullError();  // before the model is asked
     const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
     // After the await: other writes may have landed meanwhile, so every check is made here. The
     // matrix changes only once the transaction has committed: until then the batch's stored facts
@@ -142,6 +149,7 @@ export class Writer extends Part {
         if (c.id !== null && this.sql.exec("SELECT 1 FROM facts WHERE id = ?", c.id).toArray().length) {
           throw new HttpError(409, "id_taken", `fact id ${c.id} is in use by another fact`);
         }
+        this.ensureRoom(pending.length + 1, [...stored, c.text]);  // 507 rolls back the whole batch
         const id = this.sql.exec<{ id: number }>(
           "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
           c.id, c.text, textKey(c.text), c.type, c.source, created, updated,
@@ -176,6 +184,8 @@ export class Writer extends Part {
     const current = this.reader.get(id);  // after the await: it may have changed or gone
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
     const reembed = next.text !== current.text;
+    // A new text or type is vector work (its duplicate check and pairs); a new text may bring new words.
+    if (reembed || next.type !== current.type) this.ensureRoom(0, reembed ? [next.text] : []);
     const v = reembed ? vector! : this.vectors.vector(id);
     // One row of cosines serves the duplicate check and the fact's new pairs.
     const row = (reembed || next.type !== current.type) && v ? this.vectors.scores(v, next.type) : null;
@@ -223,6 +233,7 @@ export class Writer extends Part {
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
     });
     this.vectors.remove(id);
+    if (this.state.full) this.state.load();  // back under the budget: its vectors again
     return { deleted: id, fact };
   }
 
@@ -275,6 +286,7 @@ export class Writer extends Part {
 
   async reindex() {
     const rows = this.sql.exec("SELECT id, text, type FROM facts ORDER BY id").toArray();
+    this.state.ensureRoomAnew(rows.length, factWords(this.state));  // every vector and word anew, before the model is asked
     const vectors: Float32Array[] = [];
     for (let i = 0; i < rows.length; i += MAX_BATCH) vectors.push(...(await this.state.embed(rows.slice(i, i + MAX_BATCH).map((r) => r.text as string))));
     const words = await embedLacking(this.state, () => factWords(this.state));  // the last await
@@ -293,8 +305,7 @@ export class Writer extends Part {
       resetPairs(this.state);  // every vector may have changed: the pairs are filled in again
       rebuildVocabulary(this.state, words);
     });
-    this.state.loadVectors();
-    this.vocab.reload();
+    this.state.load();
     await this.background.fillPairs();
     const n = this.reader.count();
     return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };

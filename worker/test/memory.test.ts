@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import worker, { memoryOf } from "../src/index";
 import { cleanTime } from "../src/facts";
 import type { MemoryObject } from "../src/memory";
+import { DEFAULT_BUDGET, type State } from "../src/state";
+import { BLOCK, MAP_ENTRY_BYTES } from "../src/vectors";
+import { wordBytes } from "../src/vocabulary";
 
 const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts
 
@@ -54,7 +57,7 @@ describe("the Worker", () => {
     // With the secret the memory answers, with its count.
     const url = base();
     await add(url, "Health counts this fact.");
-    expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid" });
+    expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid", memory_full: false });
     const woken = env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]).toString();
     expect((await listDurableObjectIds(env.MEMORY)).map((id) => id.toString())).toContain(woken);  // the list sees what was made
   });
@@ -377,5 +380,85 @@ describe("helpers", () => {
     expect(cleanTime("2024-03-05T10:00:00.123456Z", "t")).toBe("2024-03-05T10:00:00.123456Z");
     expect(() => cleanTime("2024-03-05T10:00:00", "t")).toThrow(/time zone/);
     expect(() => cleanTime("yesterday", "t")).toThrow(/ISO-8601/);
+  });
+});
+
+// What memory holds against MEMORY_BUDGET_BYTES (state.ts): workerd does not enforce 128 MB
+// locally, so these set the budget and check the accounting and what it refuses.
+describe("the memory budget", () => {
+  const stateOf = (memory: MemoryObject) => (memory as unknown as { state: State }).state;
+  const json = async (r: Response) => (await r.json()) as Record<string, any>;
+
+  it("counts the bytes of vectors and words as their arrays hold them, and says so in /stats", async () => {
+    const url = base();
+    await add(url, "Mara's manager is Ines.");
+    await add(url, "Ines drinks tea.");
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const { vectors, vocab } = memory;
+      const arrays = (i: typeof vectors) => i.blocks.reduce((s, b) => s + b.byteLength, 0) + i.ids.byteLength + i.types.byteLength;
+      expect(vectors.bytes()).toBe(arrays(vectors) + vectors.size * MAP_ENTRY_BYTES);
+      expect(vectors.blocks.map((b) => b.byteLength)).toEqual([BLOCK * 16 * 4]);
+      const chars = vocab.words.reduce((s, w) => s + w.length, 0);
+      expect(vocab.bytes()).toBe(arrays(vocab.index) + vocab.index.size * MAP_ENTRY_BYTES + wordBytes(vocab.words.length, chars));
+    });
+    const stats = await json(await call(`${url}/stats`));
+    expect(stats.memory_parts.vectors + stats.memory_parts.vocabulary).toBe(stats.memory_bytes);
+    expect(stats.memory_budget).toBe(DEFAULT_BUDGET);
+    expect(stats.capacity_facts).toBeGreaterThan(100_000);
+    expect(stats.memory_full).toBe(false);
+  });
+
+  it("refuses the write that would pass it with 507, keeps what was stored, and starts without its vectors past it", async () => {
+    const url = base();
+    const first = await add(url, "Mara's manager is Ines.");
+    await add(url, "Ines drinks tea.");
+    let budget = 0;
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const state = stateOf(memory);
+      const { vectors, vocabulary } = state.memoryBytes();
+      budget = state.budget = vectors + vocabulary + 1;  // no room for another fact
+    });
+    const refused = await call(`${url}/facts`, "POST", { text: "Okafor plays the cello on Sundays." });
+    expect(refused.status).toBe(507);
+    const error = (await json(refused)).error;
+    expect(error.code).toBe("memory_full");
+    expect(error.message).toMatch(/holds 2 facts.*budget.*Delete facts, or move some to another memory by name/);
+    const batch = await call(`${url}/facts/batch`, "POST", { facts: [{ text: "Ines drinks tea." }, { text: "A brand new fact here." }] });
+    expect(batch.status).toBe(507);  // all or nothing: the batch stored none
+    const again = await json(await call(`${url}/facts`, "POST", { text: "Ines drinks tea." }));
+    expect(again.created).toBe(false);  // a duplicate takes no room
+    expect((await json(await call(`${url}/facts`))).total).toBe(2);
+
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {  // as a start with less room than its data
+      const state = stateOf(memory);
+      state.budget = 1000;
+      state.load();
+      expect(memory.vectors.size).toBe(0);
+      expect(memory.vocab.words).toEqual([]);
+    });
+    const health = await json(await call(`${url}/health`));
+    expect(health).toMatchObject({ facts: 2, mode: "keyword-only", memory_full: true });
+    expect(health.warning).toMatch(/past its budget/);
+    const stats = await json(await call(`${url}/stats`));
+    expect(stats).toMatchObject({ memory_full: true, memory_budget: 1000, vectors: 2, vectors_in_memory: 0, consistent: true });
+    expect(stats.capacity_facts).toBeLessThan(2);  // what it holds does not fit
+    const recall = await json(await call(`${url}/recall`, "POST", { query: "who drinks tea" }));
+    expect(recall.mode).toBe("keyword-only");
+    expect(recall.warning).toMatch(/memory_full/);
+    expect(recall.results.map((r: { fact: { text: string } }) => r.fact.text)).toEqual(["Ines drinks tea."]);
+    expect((await call(`${url}/facts`, "POST", { text: "Anything at all." })).status).toBe(507);
+    expect((await call(`${url}/facts/${first}`, "PATCH", { text: "Mara's boss is Ines." })).status).toBe(507);
+    expect((await call(`${url}/facts/${first}`, "PATCH", { source: "chat" })).status).toBe(200);
+    expect((await call(`${url}/facts/${first}/neighbours`)).status).toBe(507);
+    expect((await call(`${url}/duplicates?threshold=0.5`)).status).toBe(507);
+    expect((await call(`${url}/reindex`, "POST")).status).toBe(507);
+    expect((await json(await call(`${url}/facts/${first}`))).source).toBe("chat");
+    expect((await json(await call(`${url}/facts?limit=100`))).facts).toHaveLength(2);  // export works without the vectors
+
+    await runInDurableObject(stub(url), (memory: MemoryObject) => { stateOf(memory).budget = budget; });
+    expect((await call(`${url}/facts/${first}`, "DELETE")).status).toBe(200);  // a delete that brings it under reloads
+    expect(await json(await call(`${url}/health`))).toMatchObject({ facts: 1, mode: "hybrid", memory_full: false });
+    await runInDurableObject(stub(url), (memory: MemoryObject) => { expect(memory.vectors.size).toBe(1); });
+    expect((await call(`${url}/facts`, "POST", { text: "Mara's manager is Ines." })).status).toBe(201);  // its words are held: room for its row
   });
 });

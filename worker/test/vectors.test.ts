@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VectorIndex, normalise } from "../src/vectors";
+import { MAP_ENTRY_BYTES, VectorIndex, normalise } from "../src/vectors";
 
 const v = (...xs: number[]) => normalise(xs);
 
@@ -38,5 +38,25 @@ describe("VectorIndex", () => {
     expect(index.rankOf(v(0, 1), 4, "fact")[0]).toBeNull();
     const pairs = [...index.pairs("fact")].map(([, a, b]) => [a, b]);
     expect(pairs).toEqual([[1, 2], [1, 3], [2, 3]]);
+  });
+});
+
+describe("what the index holds", () => {
+  it("counts its arrays' bytes exactly and the row map as a bound, and grows a block at a time", () => {
+    const index = new VectorIndex(4, 8);  // blocks of 8 rows
+    expect(index.bytes()).toBe(0);
+    for (let id = 1; id <= 20; id++) {
+      const bound = index.bytesWith(1);
+      index.put(id, "fact", v(id, 1, 0, 0));
+      expect(index.bytes()).toBeLessThanOrEqual(bound);
+    }
+    expect(index.blocks.map((b) => b.byteLength)).toEqual([8 * 4 * 4, 8 * 4 * 4, 8 * 4 * 4]);
+    const arrays = index.blocks.reduce((s, b) => s + b.byteLength, 0) + index.ids.byteLength + index.types.byteLength;
+    expect(arrays).toBe(3 * 8 * 16 + 24 * 8 + 24);
+    expect(index.bytes()).toBe(arrays + 20 * MAP_ENTRY_BYTES);
+    expect(index.bytesWith(4)).toBe(arrays + 24 * MAP_ENTRY_BYTES);  // room in the last block
+    expect(index.bytesWith(5)).toBe(arrays + 8 * 16 + 8 * 9 + 24 * 9 + 25 * MAP_ENTRY_BYTES);  // a block more, ids copied
+    index.remove(3);
+    expect(index.bytes()).toBe(arrays + 19 * MAP_ENTRY_BYTES);
   });
 });
