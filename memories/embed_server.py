@@ -15,7 +15,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from .embeddings import Embedder
-from .service import BadRequest, SecretMiddleware, error, read_json
+from .requests import BadRequest, read_json
+from .service import SecretMiddleware, error
 
 MAX_TEXTS = 256
 MAX_TEXT = 32_000
