@@ -14,8 +14,34 @@ def parse_id(value: object) -> int | None:
     return n if 1 <= n <= MAX_ID else None
 
 
+def too_long(limit: int = MAX_TEXT) -> str:
+    return f"A fact holds at most {limit:,} characters; this text has %(show_value)s. Shorten it by %(over)s."
+
+
+class TextLimit(forms.CharField):
+    """Text with a limit the server checks and the page counts (desk.js), with no `maxlength`
+    attribute: a browser cuts a paste at maxlength without a word."""
+
+    def widget_attrs(self, widget):
+        attrs = super().widget_attrs(widget)
+        attrs.pop("maxlength", None)
+        attrs["data-max-chars"] = str(self.max_length)
+        return attrs
+
+    def __init__(self, *, max_length: int, **kwargs):
+        super().__init__(max_length=max_length, **kwargs)
+        # validate() says the length once, with the numbers a person needs.
+        self.validators = [v for v in self.validators if getattr(v, "code", "") != "max_length"]
+
+    def validate(self, value):
+        super().validate(value)
+        if value and len(value) > self.max_length:
+            raise forms.ValidationError(too_long(self.max_length), code="max_length",
+                                        params={"show_value": f"{len(value):,}", "over": f"{len(value) - self.max_length:,}"})
+
+
 class FactForm(forms.Form):
-    text = forms.CharField(max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 2}), strip=True)
+    text = TextLimit(max_length=MAX_TEXT, widget=forms.Textarea(attrs={"rows": 2}), strip=True)
     type = forms.ChoiceField(choices=TYPE_CHOICES, initial="fact")
     source = forms.CharField(max_length=200, required=False, strip=True)
 

@@ -95,9 +95,10 @@ class EvalRun(models.Model):
 
 
 class SignInFailures(models.Model):
-    """Failed sign-ins per account and per address, counted in the database so every process sees them."""
+    """Failed sign-ins per account and per address, counted in the database so every process sees
+    them; and the addresses that signed in to an account (views/account.py)."""
 
-    key = models.CharField(max_length=200, unique=True)  # "user:<name>" or "addr:<ip>"
+    key = models.CharField(max_length=200, unique=True)  # "user:<name>", "addr:<ip>", or "good:<name>|<ip>" (no failures)
     failures = models.PositiveIntegerField(default=0)
     started = models.DateTimeField()
 

@@ -55,3 +55,40 @@ document.addEventListener("input", (event) => {
     if (out) out.value = Number(event.target.value).toFixed(2);
   }
 });
+
+// A text with a limit (data-max-chars) counts its characters as the owner types, and past the
+// limit says by how much and refuses to submit (no maxlength: a browser cuts a paste there
+// without a word). The server refuses too.
+function countChars(box) {
+  const max = Number(box.dataset.maxChars);
+  const out = document.getElementById(`${box.id}-chars`);
+  const n = box.value.length;
+  const over = n - max;
+  const message = over > 0
+    ? `A fact holds at most ${max.toLocaleString("en")} characters; this text has ${n.toLocaleString("en")}. Shorten it by ${over.toLocaleString("en")}.`
+    : "";
+  box.setCustomValidity(message);
+  if (!out) return;
+  out.textContent = over > 0 ? message : `${n.toLocaleString("en")} / ${max.toLocaleString("en")} characters`;
+  out.classList.toggle("over", over > 0);
+}
+
+document.addEventListener("input", (event) => {
+  if (event.target.matches && event.target.matches("textarea[data-max-chars]")) countChars(event.target);
+});
+
+// Swapped-in editors count from the start; a text the server refused keeps its message.
+function countAll(root) {
+  root.querySelectorAll("textarea[data-max-chars]").forEach(countChars);
+}
+document.addEventListener("DOMContentLoaded", () => countAll(document));
+document.addEventListener("htmx:load", (event) => countAll(event.detail.elt));
+
+// The inline editor opens with the cursor at the end of its text (htmx focuses [autofocus] after
+// a swap, at the start), unless the owner has already put it somewhere or selected something.
+document.addEventListener("htmx:load", (event) => {
+  const box = event.detail.elt.querySelector && event.detail.elt.querySelector("form.inline-edit textarea[autofocus]");
+  if (!box) return;
+  box.focus();
+  if (box.selectionStart === 0 && box.selectionEnd === 0) box.setSelectionRange(box.value.length, box.value.length);
+});

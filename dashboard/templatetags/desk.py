@@ -4,6 +4,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
+from django.utils.text import Truncator
 
 register = template.Library()
 
@@ -62,3 +63,22 @@ def iso(when) -> str:
 def minute(when) -> str:
     """date:'Y-m-d H:i'."""
     return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:{when.minute:02d}" if when else ""
+
+
+@register.filter
+def thousands(n) -> str:
+    """8000 -> "8,000", as desk.js writes the character count."""
+    return f"{int(n):,}"
+
+
+LONG_TEXT = 280  # characters a table shows of a fact before "show all"
+
+
+@register.filter
+def is_long(text: str | None) -> bool:
+    return len(text or "") > LONG_TEXT
+
+
+@register.filter
+def shortened(text: str | None) -> str:
+    return Truncator(text or "").chars(LONG_TEXT)

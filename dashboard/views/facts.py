@@ -47,6 +47,21 @@ def get_fact_or_404(request: HttpRequest, fact_id: int):
         raise Http404(f"There is no fact #{fact_id} in the memory.") from None
 
 
+def list_context(request: HttpRequest, filters: FactFilter, page=None) -> dict:
+    if page is None:
+        filters.is_valid()
+        page = memory(request.memory).list_facts(limit=PAGE_SIZE)
+    return {"filters": filters, "page": page, "query": request.GET.urlencode(), "expected": expected_ids(request.memory),
+            "bulk_limit": BULK_LIMIT}
+
+
+def sources(request: HttpRequest) -> list[str]:
+    """The sources of the newest facts, for the source filter's suggestions: no route of the
+    contract lists a memory's sources."""
+    newest = memory(request.memory).list_facts(limit=100).facts
+    return sorted({f.source for f in newest if f.source}, key=str.lower)
+
+
 @require_GET
 @vary_on_headers("HX-Request")
 def fact_list(request: HttpRequest) -> HttpResponse:
@@ -62,36 +77,74 @@ def fact_list(request: HttpRequest) -> HttpResponse:
                              f"The address asks for something the memory cannot list ({e.message}). "
                              "Page links carry a cursor; one edited by hand or from an older memory no longer works.",
                              back=reverse("facts"), back_label="The newest facts")
-    context = {"filters": filters, "page": page, "form": FactForm(), "query": request.GET.urlencode(),
-               "expected": expected_ids(request.memory)}
+    context = {**list_context(request, filters, page), "form": FactForm()}
     if request.htmx and request.htmx.target == "fact-list":
         return render(request, "facts/list.html#fact-list", context)
-    return render(request, "facts/list.html", context)
+    return render(request, "facts/list.html", {**context, "sources": sources(request)})
+
+
+SIMILAR_SHOWN = 5  # the most similar facts shown after an add
+FALLBACK_FLOOR = 0.80  # the contract's review floor, for a memory that does not say its own
+
+
+def similar_facts(client, fact_id: int) -> list[tuple]:
+    """The facts nearest a new one at or above the memory's review floor, most similar first
+    ([] from a memory without neighbours, or while its pairs are being built)."""
+    try:
+        neighbours = client.neighbours(fact_id, limit=SIMILAR_SHOWN)
+        floor = review_floor(client)
+    except (NotFound, ServiceUnavailable):
+        return []
+    return [(fact, cosine) for fact, cosine in neighbours if cosine >= floor]
+
+
+def review_floor(client) -> float:
+    """The memory's review floor (GET /duplicates/nearest says it), once per memory and process:
+    the answer lists facts too, which is not worth fetching on every add."""
+    if client.base_url not in _floors:
+        try:
+            _, floor = client.nearest()
+        except NotFound:
+            floor = None  # a memory without the histogram's route
+        _floors[client.base_url] = floor if floor is not None else FALLBACK_FLOOR
+    return _floors[client.base_url]
+
+
+_floors: dict[str, float] = {}
 
 
 @require_POST
 def fact_add(request: HttpRequest) -> HttpResponse:
+    """Store a fact; a near duplicate is refused unless the owner says "store anyway" (`force`,
+    which the memory's history records as the dashboard's decision). An exact one never is."""
     form = FactForm(request.POST)
+    force = request.POST.get("force") == "yes"
     result = None
+    client = memory(request.memory)
     if form.is_valid():
         try:
-            result = memory(request.memory).add(**form.cleaned_data)
+            result = client.add(**form.cleaned_data, force=force)
         except BadRequest as e:
             form.add_error("text", e.message)
         except ServiceUnavailable as e:
             form.add_error(None, f"The memory cannot store facts right now: {e.message}")
+    similar = []
     if result is not None:
         forget_status()
         if result.created:  # (the memory's history records it, as "dashboard")
+            similar = similar_facts(client, result.fact.id)
             form = FactForm(initial={"type": result.fact.type, "source": result.fact.source})
     if not request.htmx:
         if result is not None and result.created:
             messages.success(request, f"Added fact #{result.fact.id}.")
-            return redirect("facts")
-        if result is not None:
+            return redirect("fact_detail", fact_id=result.fact.id)  # its page lists the nearest facts
+        if result is not None and result.match != "near":
             messages.warning(request, f"Already stored as fact #{result.fact.id} ({result.match} match).")
             return redirect("fact_detail", fact_id=result.fact.id)
-    context = {"form": form, "result": result}
+    context = {"form": form, "result": result, "similar": similar}
+    if not request.htmx:  # a near duplicate, or a text refused: the page again, with "Store anyway" or the reason
+        return render(request, "facts/list.html", {**list_context(request, FactFilter({})), **context, "sources": sources(request)},
+                      status=200 if result is not None else 422)
     response = render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
     return with_strip(request, with_count(request, response) if result is not None and result.created else response)
 
@@ -167,34 +220,128 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     return redirect("facts")
 
 
+@require_http_methods(["GET", "POST"])
+def fact_forget(request: HttpRequest, fact_id: int) -> HttpResponse:
+    """Delete a fact and purge it from the memory's history (the trash and the audit log), for a
+    secret stored by mistake. GET asks first, saying it cannot be undone."""
+    fact = get_fact_or_404(request, fact_id)
+    if request.method == "GET":
+        return render(request, "facts/forget.html", {"fact": fact, "cases": cases_expecting(request.memory, [fact_id])})
+    client = memory(request.memory)
+    try:
+        client.delete(fact_id, note="forget for good")
+    except NotFound:
+        pass  # deleted meanwhile: its history is still to go
+    purged = client.forget(fact_id)
+    forget_status()
+    messages.success(request, f"Fact #{fact_id} is gone for good: deleted, and its {purged} history "
+                     f"entr{'y' if purged == 1 else 'ies'} removed. The trash and the audit log no longer hold its text.")
+    return redirect("facts")
+
+
+def matching_facts(client, filters: dict) -> tuple[list, int]:
+    """The facts the list's filters match, newest first, at most BULK_LIMIT of them, and how many
+    match in all."""
+    facts: list = []
+    cursor, total = None, 0
+    while len(facts) < BULK_LIMIT:
+        page = client.list_facts(**filters, limit=min(100, BULK_LIMIT - len(facts)), cursor=cursor)
+        facts += page.facts
+        total, cursor = page.total, page.next_cursor
+        if not cursor:
+            break
+    return facts[:BULK_LIMIT], total
+
+
 @require_POST
 def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
-    """First POST (from the list's checkboxes) shows what will go; the second, with confirm, deletes."""
-    try:
-        ids = sorted({int(i) for i in request.POST.getlist("ids")})[:BULK_LIMIT]
-    except ValueError:
-        ids = []
+    """First POST (from the list's checkboxes, or "all matching" with the list's filters) shows
+    what will go; the second, with confirm, deletes, then offers to undo them all."""
+    client = memory(request.memory)
+    matching = None
+    if request.POST.get("all") == "yes":
+        filters = FactFilter(request.POST)
+        filters.is_valid()
+        f = filters.cleaned_data
+        facts, matching = matching_facts(client, {"type": f.get("type") or None, "source": f.get("source") or None,
+                                                  "q": f.get("q") or None})
+        ids = [fact.id for fact in facts]
+    else:
+        try:
+            ids = sorted({int(i) for i in request.POST.getlist("ids")})[:BULK_LIMIT]
+        except ValueError:
+            ids = []
     if not ids:
         messages.warning(request, "Select at least one fact to delete.")
         return redirect("facts")
-    client = memory(request.memory)
     if request.POST.get("confirm") != "yes":
-        facts = []
-        for i in ids:
-            try:
-                facts.append(client.get(i))
-            except NotFound:
-                pass
-        return render(request, "facts/delete.html", {"facts": facts, "bulk": True,
+        if matching is None:
+            facts = []
+            for i in ids:
+                try:
+                    facts.append(client.get(i))
+                except NotFound:
+                    pass
+        return render(request, "facts/delete.html", {"facts": facts, "bulk": True, "matching": matching, "limit": BULK_LIMIT,
                                                      "cases": cases_expecting(request.memory, [f.id for f in facts])})
-    deleted = []
+    deleted, entries = [], []
     for i in ids:
         try:
-            audit.delete(request, client, i, note=f"bulk delete of {len(ids)}")
-            deleted.append(i)
+            entry = audit.delete(request, client, i, note=f"bulk delete of {len(ids)}")
         except NotFound:
-            pass  # already gone: the owner's intent holds
+            continue  # already gone: the owner's intent holds
+        deleted.append(i)
+        if entry is not None:
+            entries.append(entry.id)
     forget_status()
     messages.success(request, f"Deleted {len(deleted)} fact{'s' if len(deleted) != 1 else ''}: "
                      + ", ".join(f"#{i}" for i in deleted) + ". They are in the trash if you want them back.")
-    return redirect(reverse("facts"))
+    if not entries:
+        return redirect(reverse("facts"))
+    return redirect(reverse("fact_bulk_undo") + "?" + "&".join(f"entry={e}" for e in entries))
+
+
+def deletes(client, entry_ids) -> list:
+    """The history entries of these ids that are deletes not yet undone: what "Undo all" may
+    undo (a link naming other entries undoes nothing else)."""
+    found = []
+    for entry_id in entry_ids:
+        try:
+            entry = client.history_entry(entry_id)
+        except NotFound:
+            continue  # gone from the history: the memory keeps its newest entries
+        if entry.op == "delete" and entry.undone_by is None:
+            found.append(entry)
+    return found
+
+
+@require_http_methods(["GET", "POST"])
+def fact_bulk_undo(request: HttpRequest) -> HttpResponse:
+    """After a bulk delete: undo all of its deletes, each through the memory's history."""
+    source = request.POST if request.method == "POST" else request.GET
+    ids = sorted({int(e) for e in source.getlist("entry") if e.isdigit() and len(e) < 16})[:BULK_LIMIT]
+    if not ids:
+        return redirect("trash")  # every delete is there
+    client = memory(request.memory)
+    entries = deletes(client, ids)
+    if request.method == "GET":
+        return render(request, "facts/bulk_undo.html", {"entries": entries})
+    restored, skipped = [], len(ids) - len(entries)
+    for entry in entries:
+        try:
+            _, fact, changed = client.undo(entry.id)
+        except (NotFound, Conflict):
+            skipped += 1  # undone meanwhile, or its id taken
+            continue
+        if fact is not None and changed:
+            restored.append(fact.id)
+        else:
+            skipped += 1
+    forget_status()
+    if restored:
+        messages.success(request, f"Put back {len(restored)} fact{'s' if len(restored) != 1 else ''}: "
+                         + ", ".join(f"#{i}" for i in restored) + ".")
+    if skipped:
+        messages.info(request, f"{skipped} delete{'s were' if skipped != 1 else ' was'} not undone "
+                      "(undone already, or no longer in the history): see the trash.")
+    return redirect("facts")

@@ -1,0 +1,65 @@
+"""The pages run clean under their own content-security-policy: no error in the browser console
+on the facts page's live search, the recall debugger and the Recalls page."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.test_browser import add_fact, browser_type_launch_args, sign_in  # noqa: F401 (a fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def console_errors(page: Page) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return errors
+
+
+def test_live_search_on_the_facts_page_leaves_the_console_clean(page: Page, live_server, live_memory, owner):
+    errors = console_errors(page)
+    sign_in(page, live_server)
+    add_fact(page, "Priya is the owner's sister.")
+    page.reload()
+    search = page.get_by_role("searchbox", name="Search")
+    search.press_sequentially("sis", delay=80)  # as the owner types
+    expect(page.locator("#fact-count")).to_contain_text("matching “sis”")
+    for word in ("sister", "priya", "nothing like it"):
+        search.fill(word)
+        expect(page.locator("#fact-count")).to_contain_text(f"matching “{word}”")
+    page.locator("#id_type_filter").select_option("fact")
+    expect(page).to_have_url(re.compile(r"type=fact"))
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"q=nothing"))
+    search.fill("priya")
+    expect(page.locator("#fact-count")).to_contain_text("1 fact matching “priya”")
+    page.locator("#fact-list").get_by_role("link", name="Edit").first.click()  # the inline editor, swapped in
+    expect(page.locator("form.inline-edit textarea")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("form.inline-edit")).to_have_count(0)
+    page.wait_for_timeout(300)
+    assert errors == []
+
+
+def test_the_recall_debugger_and_the_recalls_page_leave_the_console_clean(page: Page, live_server, live_memory, owner):
+    errors = console_errors(page)
+    sign_in(page, live_server)
+    add_fact(page, "Anna's sister is Lena.")
+    page.goto(live_server.url + "/recall/")
+    page.get_by_label("Query").fill("Who is Anna's sister?")
+    page.get_by_role("button", name="Recall").click()
+    expect(page.get_by_role("heading", name=re.compile("Fused"))).to_be_visible()
+    page.locator("#columns li[data-fact-id]").first.click()
+    with live_memory.client() as api:
+        api.post("/recall", headers={"X-Memory-Client": "claude-code 2.1"}, json={"query": "who is lena", "limit": 5})
+    page.goto(live_server.url + "/recalls/")
+    expect(page.locator("table.recalls tbody tr").first).to_be_visible()
+    page.get_by_label("Query contains").press_sequentially("lena", delay=50)  # the Recalls page's live filter
+    expect(page).to_have_url(re.compile(r"q=lena"))
+    expect(page.locator("table.recalls tbody tr")).to_have_count(1)
+    page.get_by_label("returned nothing").check()
+    expect(page).to_have_url(re.compile(r"empty=1"))
+    page.wait_for_timeout(300)
+    assert errors == []
