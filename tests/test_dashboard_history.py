@@ -138,3 +138,17 @@ def test_the_debugger_ranks_with_settings_from_its_url(owner_client, live_memory
     shown = page(owner_client.get(reverse("recall"), {"q": "who is my sister", "f_method": "rrf", "f_rerank": "0"}))
     assert "method rrf" in shown.select_one("#url-settings").text
     assert shown.select_one("input[name=f_method]")["value"] == "rrf"
+
+
+def test_the_facts_list_marks_the_facts_no_logged_recall_returned(owner_client, live_memory):
+    tag = uuid.uuid4().hex[:6]
+    with live_memory.client() as api:
+        got = api.post("/facts", json={"text": f"Zora walks the dog at seven ({tag})."}).json()["id"]
+        never = api.post("/facts", json={"text": f"The attic holds the winter tyres ({tag})."}).json()["id"]
+        agent(api)("POST", "/recall", json={"query": f"Zora dog walk {tag}", "limit": 1})
+    plain = page(owner_client.get(reverse("facts"), {"q": tag}))
+    assert plain.select(".flag-never") == [] and plain.select_one("#show-recall-marks") is not None
+    marked = page(owner_client.get(reverse("facts"), {"q": tag, "recalls": "1"}))
+    flagged = {int(tr["data-fact-id"]) for tr in marked.select("table.facts tbody tr") if tr.select_one(".flag-never")}
+    assert never in flagged and got not in flagged
+    assert "logged recall" in marked.select_one("#recall-marks").text

@@ -18,6 +18,7 @@ from ..memory import forget_status, memory
 from ..models import EvalCase
 from ..problems import owner_mistake
 from ..strip import with_count, with_strip
+from .recalls import returned
 
 PAGE_SIZE = 50
 BULK_LIMIT = 200
@@ -78,6 +79,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
                              "Page links carry a cursor; one edited by hand or from an older memory no longer works.",
                              back=reverse("facts"), back_label="The newest facts")
     context = {**list_context(request, filters, page), "form": FactForm()}
+    if request.GET.get("recalls") == "1":  # mark the facts no logged recall returned
+        context["log"] = returned(memory(request.memory))
     if request.htmx and request.htmx.target == "fact-list":
         return render(request, "facts/list.html#fact-list", context)
     return render(request, "facts/list.html", {**context, "sources": sources(request)})

@@ -4,6 +4,7 @@ and "then vs now" for one of them (what it got beside what the memory answers to
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
@@ -66,6 +67,32 @@ def recall_log(request: HttpRequest) -> HttpResponse:
     rows = [{"recall": rec, "top": got(rec, now, SHOWN), "debug": debug_url(rec)} for rec in recalls]
     context = {"rows": rows, "next_cursor": cursor, "total": total, "q": q, "who": who, "empty": empty, "error": error}
     return render(request, "recalls.html#recall-rows" if request.htmx else "recalls.html", context)
+
+
+MAX_LOG_PAGES = 20  # 2,000 recalls, the log's default size, at 100 a request
+
+
+@dataclass(frozen=True)
+class Returned:
+    """Which facts the logged recalls returned, and how far back the log reaches."""
+
+    ids: set[int]
+    recalls: int
+    since: datetime | None
+
+
+def returned(client: MemoryClient) -> Returned:
+    """Every fact id the recall log holds (the newest MAX_LOG_PAGES hundred recalls)."""
+    ids: set[int] = set()
+    cursor, seen, oldest = None, 0, None
+    for _ in range(MAX_LOG_PAGES):
+        found, cursor, _ = client.recalls(limit=100, cursor=cursor)
+        ids.update(r["id"] for rec in found for r in rec.results)
+        seen += len(found)
+        oldest = found[-1].at if found else oldest
+        if not cursor:
+            break
+    return Returned(ids, seen, oldest)
 
 
 @dataclass(frozen=True)
