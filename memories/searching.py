@@ -20,7 +20,7 @@ import numpy as np
 
 from .facts import MODES, Fact, InvalidInput, check_query
 from .reading import Reader, match_terms
-from .recall import Fused, Fusion, expand, expansion_kept, fuse, rerank, rerank_plan, terms, via
+from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, rerank, rerank_plan, terms, via
 from .state import State
 
 log = logging.getLogger(__name__)
@@ -209,12 +209,16 @@ class Searcher:
         plan = rerank_plan(query, [facts[h.id].text for h in head], fusion.alias_self) if embedder else None
         if plan is None:
             return fused, None
+        # A fact with nothing left but the shared words (and punctuation) is not sent: Workers AI
+        # refuses an empty text, and there is nothing of it to compare. Its cosine is 0.
+        sent = [t for t in plan.facts if TOKEN.search(t)]
         try:
-            qvec, *vectors = embedder.embed([plan.query, *plan.facts])
+            qvec, *vectors = embedder.embed([plan.query, *sent])
         except Exception:
             log.exception("reranking failed; the fused order stands")
             return fused, None
-        cosines = [float(v @ qvec) for v in vectors]
+        found = iter(vectors)
+        cosines = [float(next(found) @ qvec) if TOKEN.search(t) else 0.0 for t in plan.facts]
         done = {"shared": plan.shared, "query": plan.query,
                 "facts": [{"id": h.id, "text": t, "cosine": c} for h, t, c in zip(head, plan.facts, cosines)]}
         return rerank(head, cosines) + fused[len(head):], done

@@ -148,12 +148,13 @@ def worker_memory(env: dict, python: str) -> list[Process]:
     """The Worker and its Durable Object on workerd, state in var/worker, embedding with the local model."""
     bin_ = WORKER / "node_modules" / ".bin"
     if not (bin_ / "wrangler").exists():
-        sys.exit("worker/node_modules is missing: `make install` runs npm ci in worker/")
+        sys.exit("worker/node_modules is missing: `make install` runs npm install in worker/")
     embed = Process("the embed server", [python, "-m", "memories", "embed-server", "--port", EMBED_PORT],
                     f"http://127.0.0.1:{EMBED_PORT}/health", env)
     variables = {"MEMORY_SECRET": env["MEMORY_SECRET"], "EMBEDDER": "http", "EMBEDDER_URL": f"http://127.0.0.1:{EMBED_PORT}/embed",
                  "EMBED_MODEL": "all-MiniLM-L6-v2-onnx-int8", "EMBED_DIMS": "384"}
-    wrangler_env = {**env, "PATH": f"{bin_}:{env['PATH']}", "WRANGLER_SEND_METRICS": "false",
+    node22 = WORKER / "node22" / "node_modules" / ".bin"  # Node 22 where the machine lacks it (Makefile)
+    wrangler_env = {**env, "PATH": f"{node22}:{bin_}:{env['PATH']}", "WRANGLER_SEND_METRICS": "false",
                     "CLOUDFLARE_CF_FETCH_ENABLED": "false", "WRANGLER_HIDE_BANNER": "true"}
     worker = Process("wrangler dev", [str(bin_ / "wrangler"), "dev", "--config", str(local_wrangler_config()),
                                       "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT,

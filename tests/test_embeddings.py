@@ -35,6 +35,15 @@ def test_long_text_is_truncated_not_refused(minilm):
     assert minilm.embed(["word " * 5000]).shape == (1, 384)
 
 
+def test_a_long_fact_is_embedded_by_its_beginning(minilm):
+    """An 8,000-character fact (the longest a memory takes): its vector is its first 256 tokens'."""
+    text = ("The owner keeps bees on the roof of the old mill. " * 40 + "Coffee beans come from Kenya. " * 300)[:8000]
+    assert len(text) == 8000 and len(minilm.tokenizer.encode(text[:1500]).ids) == 256  # the beginning fills the window
+    long, start, tail = minilm.embed([text, text[:1500], text[2000:]])
+    assert np.allclose(long, start, atol=1e-6)
+    assert long @ tail < 0.5  # nothing of the tail (coffee) is in it
+
+
 def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
     bogus = tmp_path / "model.onnx"
     bogus.write_bytes(b"not a model")

@@ -657,6 +657,26 @@ def test_recall_reranks_the_top_in_one_more_model_call_and_keeps_the_order_if_th
     m.close()
 
 
+def test_the_rerank_sends_no_fact_with_nothing_left_and_gives_it_cosine_0(tmp_path):
+    """Workers AI refuses an empty text: a fact that is only the shared words is not embedded
+    again, on both memories alike (worker/src/searching.ts)."""
+    class Recording(HashEmbedder):
+        def embed(self, texts):
+            self.seen = [*getattr(self, "seen", []), list(texts)]
+            return super().embed(texts)
+
+    m = Memory(tmp_path / "m.db", Recording())
+    m.add_many([{"text": t} for t in ("Cosima Jaramillo.", "Cosima Jaramillo works as a glazier.",
+                                      "Cosima Jaramillo reports to Ulla Pereira.")])
+    m.embedder.seen = []
+    body = m.recall("who is cosima jaramillo's boss", debug=True)
+    bare = next(f for f in body["rerank"]["facts"] if f["text"] == ".")
+    assert bare["cosine"] == 0.0
+    assert m.embedder.seen[-1] == ["who is  's boss", *[f["text"] for f in body["rerank"]["facts"] if f["text"] != "."]]
+    assert all(t.strip() for call in m.embedder.seen for t in call)
+    m.close()
+
+
 def test_a_small_memory_prunes_its_change_log_when_it_closes(tmp_path):
     db = tmp_path / "m.db"
     m = Memory(db, HashEmbedder())

@@ -9,13 +9,37 @@ export interface Embedder {
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
-// Width of the Workers AI embedding models this memory accepts.
-const AI_DIMS: Record<string, number> = {
-  "@cf/baai/bge-small-en-v1.5": 384,
-  "@cf/baai/bge-base-en-v1.5": 768,
-  "@cf/baai/bge-large-en-v1.5": 1024,
-  "@cf/baai/bge-m3": 1024,
+/** What the memory knows of a Workers AI embedding model (its page on developers.cloudflare.com).
+ * `chars`: a text is sent as its longest beginning of at most `chars` code points once put in the
+ * tokenizer's normal form (`form`). Each token the tokenizer makes covers at least one of those
+ * code points (BERT's wordpiece: a punctuation mark, a CJK character or a piece of a word; a word
+ * over 100 characters is one [UNK]; sentencepiece adds one "▁" a word, where a space was), so
+ * the text stays within the model's window: bge v1.5 takes 512 tokens, [CLS] and [SEP] included,
+ * and 500 leaves room; bge-m3 takes 8,192. `pooling`: the model takes `pooling` (the bge v1.5
+ * models, trained with CLS pooling; Workers AI pools by mean unless told). `perCall`: code points
+ * a call may carry in all (bge-m3's context window is 60,000 tokens a request). */
+export interface AiModel {
+  dims: number;
+  chars: number;
+  form: "NFD" | "NFKC";
+  pooling: boolean;
+  perCall?: number;
+}
+
+const BGE_V15 = { chars: 500, form: "NFD", pooling: true } as const;
+export const AI_MODELS: Record<string, AiModel> = {
+  "@cf/baai/bge-small-en-v1.5": { dims: 384, ...BGE_V15 },
+  "@cf/baai/bge-base-en-v1.5": { dims: 768, ...BGE_V15 },
+  "@cf/baai/bge-large-en-v1.5": { dims: 1024, ...BGE_V15 },
+  "@cf/baai/bge-m3": { dims: 1024, chars: 8000, form: "NFKC", pooling: false, perCall: 56_000 },
 };
+/** Texts a Workers AI embedding call takes at most. */
+export const AI_MAX_TEXTS = 100;
+
+/** Waits between tries of a call Workers AI refused for its rate limit or a passing fault: five
+ * tries in about 7.5 s in all, well within a request's time (a Worker's wall time is not limited
+ * while its client waits). Each wait is jittered by up to a quarter, so a burst does not retry in step. */
+export const AI_RETRY_MS = [250, 750, 2000, 4500];
 
 export function makeEmbedder(env: Env): Embedder {
   const kind = env.EMBEDDER ?? "ai";
@@ -24,16 +48,117 @@ export function makeEmbedder(env: Env): Embedder {
     return new HttpEmbedder(env.EMBEDDER_URL, env.MEMORY_SECRET, env.EMBED_MODEL, Number(env.EMBED_DIMS));
   }
   const model = env.EMBED_MODEL || "@cf/baai/bge-base-en-v1.5";
-  if (!model.startsWith("@cf/baai/bge-") || !(model in AI_DIMS)) throw new Error(`EMBED_MODEL ${model} is not a known @cf/baai/bge-* model`);
-  return new AiEmbedder(env.AI, model, AI_DIMS[model]);
+  if (!model.startsWith("@cf/baai/bge-") || !(model in AI_MODELS)) throw new Error(`EMBED_MODEL ${model} is not a known @cf/baai/bge-* model`);
+  return new AiEmbedder(env.AI, model, AI_MODELS[model]);
 }
 
-class AiEmbedder implements Embedder {
-  constructor(private ai: Ai, public model: string, public dims: number) {}
+/** The longest beginning of `text`, in whole code points, that is at most `limit` code points in
+ * normal form `form`: what the model is sent of a long text (its vector is its beginning's). */
+export function head(text: string, limit: number, form: "NFD" | "NFKC"): string {
+  const length = (s: string) => [...s.normalize(form)].length;
+  let points = [...text];
+  if (points.length > limit) points = points.slice(0, limit);
+  for (let over = length(points.join("")) - limit; over > 0; over = length(points.join("")) - limit) {
+    points = points.slice(0, points.length - Math.ceil(over / 18));  // a code point becomes at most 18 in NFKC
+  }
+  return points.join("");
+}
 
+/** Workers AI refused for its rate limit (or the account's daily allocation) on every try. */
+export class RateLimited extends Error {}
+
+type Fault = "rate" | "daily" | "transient" | "other";
+
+/** What kind of refusal an error from `AI.run` is (developers.cloudflare.com/workers-ai/platform/errors):
+ * 3040 (429, out of capacity) and any 429 or "rate limit" are the rate limit; 3036 (429) is the
+ * account's daily free allocation, which no retry within a request outlasts; 3007 (408, timeout),
+ * a 5xx, an internal error or a lost connection pass. Anything else (a 400) is not tried again. */
+export function faultOf(e: unknown): Fault {
+  // By the message: the binding throws every refusal as an InferenceUpstreamError, a malformed
+  // input (5006) as much as the rate limit.
+  const err = e as Error;
+  const text = err?.message ?? String(e);
+  if (/\b3036\b|daily free allocation/i.test(text)) return "daily";
+  if (/\b3040\b|\b429\b|rate.?limit|too many requests|capacity/i.test(text)) return "rate";
+  if (err?.name === "AiInternalError" || /\b3007\b|\b5\d\d\b|timeout|timed out|internal server error|network connection lost/i.test(text)) return "transient";
+  return "other";
+}
+
+export class AiEmbedder implements Embedder {
+  dims: number;
+
+  constructor(private ai: Ai, public model: string, private spec: AiModel, private retryMs: number[] = AI_RETRY_MS) {
+    this.dims = spec.dims;
+  }
+
+  /** Each text's vector, in calls of at most AI_MAX_TEXTS texts (and `perCall` code points). */
   async embed(texts: string[]): Promise<Float32Array[]> {
-    const out = (await this.ai.run(this.model as keyof AiModels, { text: texts } as never)) as unknown as { data: number[][] };
-    return out.data.map(normalise);
+    const sent = texts.map((t) => head(t, this.spec.chars, this.spec.form));
+    // The model refuses an empty text, and the memory never asks for one (no fact, query or word
+    // is empty; the rerank leaves out a text with nothing left in it): one here is a bug.
+    if (sent.some((t) => !t)) throw new Error("an empty text cannot be embedded");
+    const out: Float32Array[] = [];
+    for (const call of this.calls(sent)) out.push(...(await this.run(call)));
+    return out;
+  }
+
+  private calls(texts: string[]): string[][] {
+    const calls: string[][] = [];
+    let call: string[] = [];
+    let size = 0;
+    for (const t of texts) {
+      const n = this.spec.perCall ? [...t.normalize(this.spec.form)].length : 0;
+      if (call.length === AI_MAX_TEXTS || (this.spec.perCall && call.length && size + n > this.spec.perCall)) {
+        calls.push(call);
+        call = [];
+        size = 0;
+      }
+      call.push(t);
+      size += n;
+    }
+    if (call.length) calls.push(call);
+    return calls;
+  }
+
+  /** One call, tried again after the rate limit or a passing fault (AI_RETRY_MS), its answer
+   * checked: as many vectors as texts, each as wide as the model's, every number finite. */
+  private async run(texts: string[]): Promise<Float32Array[]> {
+    const input: Record<string, unknown> = { text: texts };
+    if (this.spec.pooling) input.pooling = "cls";
+    else input.truncate_inputs = true;  // bge-m3: cut what is still too long rather than fail (never, by `chars`)
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      let out: { data?: unknown; response?: unknown };
+      try {
+        out = (await this.ai.run(this.model as keyof AiModels, input as never)) as typeof out;
+      } catch (e) {
+        const fault = faultOf(e);
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        if (fault === "daily") throw new RateLimited(`Workers AI refused: the account's daily allocation is used up (${(e as Error).message})`);
+        if (attempt >= this.retryMs.length || (fault !== "rate" && fault !== "transient")) {
+          if (fault === "rate") {
+            throw new RateLimited(`Workers AI's rate limit: refused ${attempt + 1} times over ${seconds} s (${(e as Error).message}); try again in a minute`);
+          }
+          throw e;
+        }
+        await new Promise((r) => setTimeout(r, this.retryMs[attempt] * (1 + Math.random() / 4)));
+        continue;
+      }
+      return this.checked(out, texts.length);
+    }
+  }
+
+  private checked(out: { data?: unknown; response?: unknown }, count: number): Float32Array[] {
+    const rows = out?.data ?? out?.response;  // bge-m3 may answer in `response`
+    if (!Array.isArray(rows) || rows.length !== count) {
+      throw new Error(`Workers AI answered ${Array.isArray(rows) ? rows.length : "no"} vectors for ${count} texts`);
+    }
+    for (const row of rows) {
+      if (!Array.isArray(row) || row.length !== this.dims || !row.every((x) => typeof x === "number" && Number.isFinite(x))) {
+        throw new Error(`Workers AI answered a vector that is not ${this.dims} finite numbers wide (${this.model})`);
+      }
+    }
+    return (rows as number[][]).map(normalise);
   }
 }
 

@@ -52,7 +52,17 @@ export default {
       body = declared > MAX_BODY ? null : await request.arrayBuffer();
       if (declared > MAX_BODY || body!.byteLength > MAX_BODY) return errorResponse(tooLarge(`request body is over ${MAX_BODY} bytes`));
     }
-    const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
-    return stub.fetch(new Request(url, { method: request.method, headers: request.headers, body }));
+    try {
+      const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
+      return await stub.fetch(new Request(url, { method: request.method, headers: request.headers, body }));
+    } catch (e) {
+      // The object itself failed (reset, overloaded, over its CPU limit): the contract's JSON,
+      // not Cloudflare's error page. Whether a write it was doing was stored is not known here.
+      console.error(`memory ${name}: its Durable Object failed`, e);
+      const retry = (e as { retryable?: boolean }).retryable || (e as { overloaded?: boolean }).overloaded;
+      return errorResponse(new HttpError(503, "memory_unavailable",
+        `memory '${name}' could not answer: its Durable Object failed (the Worker's log has the details); `
+          + "read it back before sending a write again"), retry ? { "Retry-After": "1" } : {});
+    }
   },
 } satisfies ExportedHandler<Env>;

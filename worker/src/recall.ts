@@ -20,6 +20,8 @@ export const STOP_WORDS = new Set(
 // is one FTS5 token and a quote, `*`, `:` or `NEAR` in user text is only ever text.
 const HAS_TOKEN = /[\p{L}\p{N}]/u;  // TOKEN without the global flag's state, for a test
 const TOKEN = /[\p{L}\p{N}]+/gu;
+/** Whether `text` holds a word (a token recall.py's TOKEN finds). */
+export const hasToken = (text: string) => HAS_TOKEN.test(text);
 const MAX_TERMS = 64;
 const MAX_PHRASES = 16;
 

@@ -7,7 +7,7 @@ import type { Background } from "./background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
 import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
 import {
-  DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, infoTerms,
+  DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, hasToken, infoTerms,
   match as matchOf, matchTerms, rerank, rerankPlan, score, terms, via,
 } from "./recall";
 import type { Reader } from "./reading";
@@ -131,14 +131,18 @@ export class Searcher extends Part {
     const head = fused.slice(0, f.rerank);
     const plan = rerankPlan(query, head.map((h) => facts.get(h.id)!.text), f.alias_self);
     if (!plan) return [fused, null];
+    // A fact with nothing left but the shared words (and punctuation) is not sent: the model
+    // refuses an empty text, and there is nothing of it to compare. Its cosine is 0.
+    const sent = plan.facts.filter(hasToken);
     let vectors: Float32Array[];
     try {
-      vectors = await this.embedder.embed([plan.query, ...plan.facts]);  // one call, as the query's
+      vectors = await this.embedder.embed([plan.query, ...sent]);  // one call, as the query's
     } catch (e) {
       console.error("reranking failed; the fused order stands", e);
       return [fused, null];
     }
-    const cosines = vectors.slice(1).map((v) => dot(v, vectors[0]));
+    let next = 1;
+    const cosines = plan.facts.map((t) => (hasToken(t) ? dot(vectors[next++], vectors[0]) : 0));
     const done = {
       shared: plan.shared, query: plan.query, facts: head.map((h, i) => ({ id: h.id, text: plan.facts[i], cosine: cosines[i] })),
     };

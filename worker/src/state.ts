@@ -3,7 +3,7 @@
 // two still agree (stats). One State is shared by the parts of the object (reading.ts,
 // writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
-import { type Embedder, makeEmbedder } from "./embedder";
+import { type Embedder, RateLimited, makeEmbedder } from "./embedder";
 import { HttpError } from "./http";
 import { DEFAULT, type Fusion } from "./recall";
 import { BLOCK, type FactType, TYPES, VectorIndex } from "./vectors";
@@ -169,7 +169,9 @@ export class State {
     try {
       return await this.embedder.embed(texts);
     } catch (e) {
-      throw new HttpError(503, "model_unavailable", `the embedding model failed: ${(e as Error).message}`);
+      // Workers AI's rate limit after its retries (embedder.ts): say so, and when to come back.
+      const headers: Record<string, string> = e instanceof RateLimited ? { "Retry-After": "60" } : {};
+      throw new HttpError(503, "model_unavailable", `the embedding model failed: ${(e as Error).message}`, {}, headers);
     }
   }
 
