@@ -46,10 +46,18 @@ class FactForm(forms.Form):
     source = forms.CharField(max_length=200, required=False, strip=True)
 
 
+# The orders GET /facts takes (docs/memory-api.md): a sortable column, newest or highest first,
+# or with _asc the other way round.
+SORT_COLUMNS = ("id", "created", "updated")
+ORDERS = tuple(o for column in SORT_COLUMNS for o in (column, f"{column}_asc"))
+DEFAULT_ORDER = "created"
+
+
 class FactFilter(forms.Form):
     q = forms.CharField(required=False, label="Search", max_length=500)
     type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
     source = forms.CharField(required=False, max_length=200)
+    order = forms.ChoiceField(choices=[("", DEFAULT_ORDER), *((o, o) for o in ORDERS)], required=False)
     cursor = forms.CharField(required=False, max_length=500)
 
 

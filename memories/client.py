@@ -298,8 +298,11 @@ class MemoryClient:
         return self._parse(lambda b: [str(n) for n in b["memories"]], body)
 
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
-                   limit: int = 50, cursor: str | None = None) -> Page:
-        params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor}.items() if v}
+                   limit: int = 50, cursor: str | None = None, order: str | None = None) -> Page:
+        """A page of facts in `order` (`created`, the memory's default, `updated`, `id`, each with
+        `_asc`); a cursor pages only the order it came from."""
+        params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor,
+                                    "order": order}.items() if v}
         body = self._request("GET", "/facts", safe=True, params=params)
         return self._parse(lambda b: Page([Fact.from_json(f) for f in b["facts"]], b.get("next_cursor"), int(b["total"])), body)
 

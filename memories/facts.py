@@ -178,26 +178,57 @@ def clean_id(value: object) -> int | None:
     return value
 
 
-def encode_cursor(fact: Fact) -> str:
-    return base64.urlsafe_b64encode(f"{fact.created_at}|{fact.id}".encode()).decode()
+# GET /facts's orders: (the column, newest or highest first). Ties on a time are broken by the
+# id, the same way round. Each order's cursor names it, but "created"'s, which stays the plain
+# "created_at|id" this service has always given out.
+ORDERS = {
+    "created": ("created_at", True), "updated": ("updated_at", True), "id": ("id", True),
+    "created_asc": ("created_at", False), "updated_asc": ("updated_at", False), "id_asc": ("id", False),
+}
+DEFAULT_ORDER = "created"
 
 
-# What this service gives out: URL-safe base64 with its padding, of "created_at|id".
+def clean_order(value: object) -> str:
+    if value is None:
+        return DEFAULT_ORDER
+    if not isinstance(value, str) or value not in ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(ORDERS)}")
+    return value  # type: ignore[return-value]
+
+
+def encode_cursor(fact: Fact, order: str = DEFAULT_ORDER) -> str:
+    """URL-safe base64 of "key|id" (the key: the order's time, empty for the id), "order:" before it
+    for every order but "created"."""
+    column = ORDERS[order][0]
+    key = "" if column == "id" else getattr(fact, column)
+    text = f"{key}|{fact.id}" if order == DEFAULT_ORDER else f"{order}:{key}|{fact.id}"
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+# What this service gives out: URL-safe base64 with its padding, of "[order:]key|id".
 CURSOR = re.compile(r"(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?")
 
 
-def decode_cursor(cursor: str) -> tuple[str, int]:
-    """(created_at, id) of a cursor: the id after its last "|", ASCII digits, 1 to 2^63 - 1 (an id
-    past 2^53 - 1 is not taken from a client, but autoincrement can reach one)."""
+def decode_cursor(cursor: str, order: str = DEFAULT_ORDER) -> tuple[str, int]:
+    """(key, id) of a cursor given out under `order`: the id after its last "|", ASCII digits, 1 to
+    2^63 - 1 (an id past 2^53 - 1 is not taken from a client, but autoincrement can reach one).
+    Text before a first ":" that names an order other than "created" is the order the cursor was
+    made under; any other text is "created"'s key, as before orders. Another order's cursor: 422."""
     try:
         if not (isinstance(cursor, str) and cursor and CURSOR.fullmatch(cursor)):
             raise ValueError
-        created_at, bar, fid = base64.urlsafe_b64decode(cursor).decode("utf-8").rpartition("|")
-        if bar and re.fullmatch(r"[0-9]{1,30}", fid) and 1 <= int(fid) < 2**63:
-            return created_at, int(fid)
+        key, bar, fid = base64.urlsafe_b64decode(cursor).decode("utf-8").rpartition("|")
+        if not (bar and re.fullmatch(r"[0-9]{1,30}", fid) and 1 <= int(fid) < 2**63):
+            raise ValueError
     except ValueError:  # UnicodeDecodeError too
-        pass
-    raise InvalidInput("cursor is not one this service gave out")
+        raise InvalidInput("cursor is not one this service gave out") from None
+    head, colon, tail = key.partition(":")
+    made, key = (head, tail) if colon and head in ORDERS and head != DEFAULT_ORDER else (DEFAULT_ORDER, key)
+    if made != order:
+        raise InvalidInput(f"cursor is from the list in order={made}, not order={order}: start that list again without it")
+    if ORDERS[order][0] == "id" and key:
+        raise InvalidInput("cursor is not one this service gave out")
+    return key, int(fid)
 
 
 def clean_items(items: list[dict]) -> list[tuple]:

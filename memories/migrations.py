@@ -118,6 +118,11 @@ MIGRATIONS: list[str] = [
         ms REAL NOT NULL
     );
     """,
+    # 6: GET /facts?order=updated (and updated_asc, read backwards) walks this instead of sorting
+    # every matching fact.
+    """
+    CREATE INDEX facts_updated ON facts (updated_at DESC, id DESC);
+    """,
 ]
 
 

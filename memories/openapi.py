@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from .facts import DEFAULT_ORDER, ORDERS
+
 TYPE = {"type": "string", "enum": ["fact", "skill", "log"]}
 TYPE_FILTER = {"type": "string", "enum": ["fact", "skill", "log", ""], "description": "empty: any type"}
 NULLABLE_INT = {"type": ["integer", "null"]}
@@ -209,12 +211,14 @@ def openapi_document() -> dict:
             }},
             "/facts": {
                 "get": {
-                    "summary": "Browse facts, newest first",
+                    "summary": "Browse facts, newest first or in another order",
                     "parameters": [
                         query("type", TYPE_FILTER), query("source", {"type": "string"}),
                         query("q", {"type": "string", "maxLength": 8000}, "plain substring filter, no longer than a fact"),
+                        query("order", {"type": "string", "enum": list(ORDERS), "default": DEFAULT_ORDER},
+                              "created, updated (ties broken by id) or id, newest or highest first; _asc: oldest or lowest first"),
                         query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}),
-                        query("cursor", {"type": "string"}, "next_cursor of the previous page"),
+                        query("cursor", {"type": "string"}, "next_cursor of the previous page, in the same order"),
                         query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"},
                               "only these facts: up to 100 ids, comma-separated"),
                     ],

@@ -11,8 +11,8 @@ import logging
 import sqlite3
 from collections.abc import Iterable
 
-from .facts import (FACT_COLUMNS, MAX_FILTER, Fact, InvalidInput, NotFound, clean_type, decode_cursor, encode_cursor,
-                    valid_unicode)
+from .facts import (FACT_COLUMNS, MAX_FILTER, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
+                    encode_cursor, valid_unicode)
 from .recall import idf, information, quote
 from .state import State
 
@@ -60,8 +60,12 @@ class Reader:
         limit: int = 50,
         cursor: str | None = None,
         ids: list[int] | None = None,
+        order: str | None = None,
     ) -> tuple[list[Fact], str | None, int]:
-        """Newest first: (facts, next cursor or None, total matching the filters)."""
+        """In `order` (ORDERS; newest first by default): (facts, next cursor or None, total
+        matching the filters)."""
+        order = clean_order(order)
+        column, newest_first = ORDERS[order]
         where, args = [], []
         if ids is not None:
             where.append(f"id IN ({','.join('?' * len(ids))})" if ids else "0")
@@ -82,19 +86,28 @@ class Reader:
             args.append(q)
         filters = " AND ".join(where) or "1"
         page_where, page_args = filters, list(args)
+        # The column and the direction come from ORDERS, never from the request.
+        after, direction = ("<", "DESC") if newest_first else (">", "ASC")
         if cursor:
-            created_at, fid = decode_cursor(cursor)
-            page_where += " AND (created_at < ? OR (created_at = ? AND id < ?))"
-            page_args += [created_at, created_at, fid]
+            key, fid = decode_cursor(cursor, order)
+            if column == "id":
+                page_where += f" AND id {after} ?"
+                page_args.append(fid)
+            else:
+                # A row value, not "a < ? OR (a = ? AND id < ?)": SQLite walks the index from it
+                # rather than sorting all that lies past it.
+                page_where += f" AND ({column}, id) {after} (?, ?)"
+                page_args += [key, fid]
+        sort = f"id {direction}" if column == "id" else f"{column} {direction}, id {direction}"
         db = self.state.db
         with self.state.reading():
             total = db.execute(f"SELECT count(*) FROM facts WHERE {filters}", args).fetchone()[0]
             rows = db.execute(
-                f"SELECT {FACT_COLUMNS} FROM facts WHERE {page_where} ORDER BY created_at DESC, id DESC LIMIT ?",
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE {page_where} ORDER BY {sort} LIMIT ?",
                 [*page_args, limit + 1],
             ).fetchall()
         facts = [Fact(*r) for r in rows[:limit]]
-        next_cursor = encode_cursor(facts[-1]) if len(rows) > limit else None
+        next_cursor = encode_cursor(facts[-1], order) if len(rows) > limit else None
         return facts, next_cursor, total
 
     def sources(self) -> list[tuple[str, int]]:

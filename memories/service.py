@@ -119,6 +119,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
             p.get("cursor") or None,
             id_list(p.get("ids")),
+            p.get("order") or None,
         )
         return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
 

@@ -116,8 +116,9 @@ class Memory:
         return self.reader.count()
 
     def list(self, type: str | None = None, source: str | None = None, q: str | None = None, limit: int = 50,
-             cursor: str | None = None, ids: list[int] | None = None) -> tuple[list[Fact], str | None, int]:
-        return self.reader.list(type, source, q, limit, cursor, ids)
+             cursor: str | None = None, ids: list[int] | None = None,
+             order: str | None = None) -> tuple[list[Fact], str | None, int]:
+        return self.reader.list(type, source, q, limit, cursor, ids, order)
 
     def sources(self) -> list[tuple[str, int]]:
         return self.reader.sources()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memories.facts import InvalidInput, clean_id, clean_time, decode_cursor
+from memories.facts import ORDERS, Fact, InvalidInput, clean_id, clean_time, decode_cursor, encode_cursor
 from memories.requests import float_param, int_param
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "parsing.json").read_text(encoding="utf-8"))
@@ -38,14 +38,29 @@ def test_time(case):
     assert outcome(lambda: clean_time(case["input"], "created_at")) == wanted(case, "stored")
 
 
-@pytest.mark.parametrize("case", GOLDEN["cursors"], ids=lambda c: shown(c.get("text", c["cursor"])))
+def cursor_case(case: dict) -> str:
+    return shown(case.get("text", case["cursor"])) + (f" order={case['order']}" if "order" in case else "")
+
+
+@pytest.mark.parametrize("case", GOLDEN["cursors"], ids=cursor_case)
 def test_cursor(case):
     if "text" in case:  # what the case says it holds is what it holds
         assert base64.urlsafe_b64encode(case["text"].encode()).decode() == case["cursor"]
-    got = outcome(lambda: list(decode_cursor(case["cursor"])))
+    got = outcome(lambda: list(decode_cursor(case["cursor"], case.get("order", "created"))))
     assert got == wanted(case, "decoded")
     if "decoded" in case:
         assert type(got["ok"][1]) is int
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_a_cursor_given_out_in_each_order_reads_back_in_that_order_alone(order):
+    fact = Fact(7, "x", "fact", "", "2024-03-05T10:00:00.000000Z", "2024-03-06T10:00:00.000000Z")
+    cursor = encode_cursor(fact, order)
+    key = {"created_at": fact.created_at, "updated_at": fact.updated_at, "id": ""}[ORDERS[order][0]]
+    assert decode_cursor(cursor, order) == (key, 7)
+    for other in set(ORDERS) - {order}:
+        with pytest.raises(InvalidInput, match=f"order={order}, not order={other}"):
+            decode_cursor(cursor, other)
 
 
 def param_case(case: dict) -> str:
@@ -83,5 +98,7 @@ def test_the_golden_file_covers_the_edges_both_sides_once_read_differently():
     assert "stored" in times["2024-03-05t10:00:00z"] and "error" in times[""]
     limits = {c["value"]: c for c in GOLDEN["int_params"] if isinstance(c["value"], str) and c["name"] == "limit"}
     assert all(v in limits for v in ["1.0", "1e3", "0x10", "١٢", "+5", " 5", "9" * 5000])
+    cursors = [c for c in GOLDEN["cursors"] if "decoded" in c]
+    assert {c.get("order", "created") for c in cursors} == set(ORDERS)
     ids = [c["value"] for c in GOLDEN["ids"] if "error" in c]
     assert 2**53 in ids and 2**63 - 1 in ids

@@ -175,6 +175,58 @@ def test_list_facts_pages_newest_first(api):
     assert_error(api.get("/facts", params={"cursor": "nope"}), 422)
 
 
+def test_list_facts_pages_each_order_with_ties_broken_by_id(api):
+    # (created, updated) days of January to March 2024; ids go a < b < c < d < e.
+    days = {"a": ("01-01", "03-01"), "b": ("01-02", "01-02"), "c": ("01-02", "03-01"), "d": ("01-03", "02-01"),
+            "e": ("01-01", "01-05")}
+    texts = {"a": "Marta keeps bees on the roof.", "b": "The boiler was serviced in winter.",
+             "c": "Jonas prefers tea to coffee.", "d": "The library card expires in May.", "e": "Our router password is on the fridge."}
+    r = api.post("/facts/batch", json={"facts": [
+        {"text": texts[k], "source": "ordering", "created_at": f"2024-{c}T09:00:00Z", "updated_at": f"2024-{u}T09:00:00Z"}
+        for k, (c, u) in days.items()]})
+    assert r.status_code == 200 and all(x["created"] for x in r.json()["results"]), r.text
+    name = {x["fact"]["id"]: k for x, k in zip(r.json()["results"], days)}
+
+    def pages(order, limit=2):
+        listed, cursors, cursor = [], [], None
+        while True:
+            params = {"source": "ordering", "order": order, "limit": limit, **({"cursor": cursor} if cursor else {})}
+            body = api.get("/facts", params=params).json()
+            assert body["total"] == 5
+            listed += [name[f["id"]] for f in body["facts"]]
+            cursor = body["next_cursor"]
+            if not cursor:
+                return "".join(listed), cursors
+            cursors.append(cursor)
+
+    wanted = {"created": "dcbea", "updated": "cadeb", "id": "edcba"}
+    cursors = {}
+    for order, letters in wanted.items():
+        for way, expected in ((order, letters), (f"{order}_asc", letters[::-1])):
+            listed, cursors[way] = pages(way)
+            assert listed == expected, way
+            assert pages(way, limit=1)[0] == expected and pages(way, limit=5)[0] == expected
+    assert api.get("/facts", params={"source": "ordering"}).json()["facts"][0]["id"] == next(i for i in name if name[i] == "d")
+    # A cursor made before orders (no order) still pages the default order.
+    assert [f["id"] for f in api.get("/facts", params={"source": "ordering", "cursor": cursors["created"][0]}).json()["facts"]] \
+        == [i for k in "bea" for i in name if name[i] == k]
+    for made, cursor_list in cursors.items():
+        for other in set(cursors) - {made}:
+            r = api.get("/facts", params={"source": "ordering", "order": other, "cursor": cursor_list[0]})
+            assert_error(r, 422, "invalid")
+            assert f"order={made}, not order={other}" in r.json()["error"]["message"]
+        r = api.get("/facts", params={"source": "ordering", "cursor": cursor_list[0]})
+        assert r.status_code == 200 if made == "created" else r.status_code == 422, (made, r.text)
+    for bad in ("newest", "CREATED", "-created", "created ", "id,updated"):
+        r = api.get("/facts", params={"order": bad})
+        assert_error(r, 422, "invalid")
+        assert r.json()["error"]["message"].startswith("order must be one of created, updated, id, created_asc")
+    # An edit is the newest change: first by updated, where it was by created.
+    b = next(i for i in name if name[i] == "b")
+    assert api.patch(f"/facts/{b}", json={"source": "ordering", "text": texts["b"] + " Again."}).status_code == 200
+    assert pages("updated")[0] == "bcade" and pages("created")[0] == "dcbea"
+
+
 def test_recall_reranks_its_top_without_the_words_the_top_shares(api):
     for text in ("Ines Okafor works as a glazier.", "Ines Okafor is Freya Okafor's sister.", "Ines Okafor reports to Ulla Berg."):
         add(api, text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -13,7 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
 
 from .. import audit
-from ..forms import MAX_ID, FactFilter, FactForm
+from ..forms import DEFAULT_ORDER, MAX_ID, SORT_COLUMNS, FactFilter, FactForm
 from ..memory import forget_status, memory
 from ..models import EvalCase
 from ..problems import owner_mistake
@@ -52,8 +54,26 @@ def list_context(request: HttpRequest, filters: FactFilter, page=None) -> dict:
     if page is None:
         filters.is_valid()
         page = memory(request.memory).list_facts(limit=PAGE_SIZE)
+    order = filters.cleaned_data.get("order") or DEFAULT_ORDER
     return {"filters": filters, "page": page, "query": request.GET.urlencode(), "expected": expected_ids(request.memory),
-            "bulk_limit": BULK_LIMIT}
+            "bulk_limit": BULK_LIMIT, "order": order, "default_order": DEFAULT_ORDER, "sort": sort_links(request, order),
+            "oldest_first": order.endswith("_asc")}
+
+
+def sort_links(request: HttpRequest, order: str) -> dict[str, dict]:
+    """The id, Created and Updated headers' links, by column: newest (highest) first, or the other
+    way round when the list is in that order already; and the aria-sort of the column the list is
+    in. They keep the filters and the recall marks, not the page."""
+    keep = {k: request.GET[k] for k in ("q", "type", "source", "recalls") if request.GET.get(k)}
+    links = {}
+    for column in SORT_COLUMNS:
+        ascending = order == f"{column}_asc"
+        current = ascending or order == column
+        then = f"{column}_asc" if current and not ascending else column
+        query = urlencode({**keep, **({"order": then} if then != DEFAULT_ORDER else {})})
+        links[column] = {"href": f"{reverse('facts')}?{query}" if query else reverse("facts"),
+                         "sort": ("ascending" if ascending else "descending") if current else None}
+    return links
 
 
 def sources(request: HttpRequest) -> list[str]:
@@ -71,12 +91,14 @@ def fact_list(request: HttpRequest) -> HttpResponse:
     f = filters.cleaned_data
     try:
         page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
-                                                 q=f.get("q") or None, limit=PAGE_SIZE, cursor=f.get("cursor") or None)
+                                                 q=f.get("q") or None, limit=PAGE_SIZE, cursor=f.get("cursor") or None,
+                                                 order=f.get("order") or None)
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
         return owner_mistake(request, "That page of facts does not exist",
                              f"The address asks for something the memory cannot list ({e.message}). "
-                             "Page links carry a cursor; one edited by hand or from an older memory no longer works.",
+                             "Page links carry a cursor for one order of the list; one edited by hand, from another "
+                             "order or from an older memory no longer works.",
                              back=reverse("facts"), back_label="The newest facts")
     context = {**list_context(request, filters, page), "form": FactForm()}
     if request.GET.get("recalls") == "1":  # mark the facts no logged recall returned

@@ -98,23 +98,59 @@ export function stamp(date: Date, micros?: string): string {
   return iso.slice(0, 19) + "." + (micros ?? iso.slice(20, 23) + "000") + "Z";
 }
 
-export const encodeCursor = (f: Fact) => btoa(`${f.created_at}|${f.id}`).replaceAll("+", "-").replaceAll("/", "_");
+// GET /facts's orders, as ORDERS in facts.py: [the column, newest or highest first]. Ties on a
+// time are broken by the id, the same way round. Each order's cursor names it, but "created"'s,
+// which stays the plain "created_at|id" the memory has always given out.
+export const ORDERS = {
+  created: ["created_at", true], updated: ["updated_at", true], id: ["id", true],
+  created_asc: ["created_at", false], updated_asc: ["updated_at", false], id_asc: ["id", false],
+} as const;
+export type Order = keyof typeof ORDERS;
+export const DEFAULT_ORDER: Order = "created";
+const isOrder = (value: unknown): value is Order => typeof value === "string" && Object.hasOwn(ORDERS, value);
 
-// What this service gives out: URL-safe base64 with its padding, of "created_at|id".
+export function cleanOrder(value: unknown): Order {
+  if (value === undefined || value === null) return DEFAULT_ORDER;
+  if (!isOrder(value)) throw invalid(`order must be one of ${Object.keys(ORDERS).join(", ")}`);
+  return value;
+}
+
+/** URL-safe base64 of "key|id" (the key: the order's time, empty for the id), "order:" before
+ * it for every order but "created", as encode_cursor(). */
+export function encodeCursor(f: Fact, order: Order = DEFAULT_ORDER): string {
+  const column = ORDERS[order][0];
+  const key = column === "id" ? "" : f[column];
+  const text = `${order === DEFAULT_ORDER ? "" : `${order}:`}${key}|${f.id}`;
+  const bytes = new TextEncoder().encode(text);
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+// What this service gives out: URL-safe base64 with its padding, of "[order:]key|id".
 const CURSOR = /^(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}==|[A-Za-z0-9_-]{3}=)?$/;
 
-/** [created_at, id] of a cursor: the id after its last "|", ASCII digits, 1 to 2^63 - 1 (an id
- * past 2^53 - 1 is not taken from a client, but autoincrement can reach one), as decode_cursor(). */
-export function decodeCursor(cursor: string): [string, number] {
+/** [key, id] of a cursor given out under `order`, as decode_cursor(): the id after its last "|",
+ * ASCII digits, 1 to 2^63 - 1 (an id past 2^53 - 1 is not taken from a client, but
+ * autoincrement can reach one). Text before a first ":" that names an order other than
+ * "created" is the order the cursor was made under; any other text is "created"'s key, as
+ * before orders. Another order's cursor: 422. */
+export function decodeCursor(cursor: string, order: Order = DEFAULT_ORDER): [string, number] {
+  let text: string;
   try {
     if (!cursor || !CURSOR.test(cursor)) throw new Error();
     const bytes = Uint8Array.from(atob(cursor.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
-    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-    const at = text.lastIndexOf("|");
-    const id = text.slice(at + 1);
-    if (at < 0 || !/^\d{1,30}$/.test(id) || BigInt(id) < 1n || BigInt(id) > MAX_ID) throw new Error();
-    return [text.slice(0, at), Number(id)];
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
     throw invalid("cursor is not one this service gave out");
   }
+  const at = text.lastIndexOf("|");
+  const id = text.slice(at + 1);
+  if (at < 0 || !/^\d{1,30}$/.test(id) || BigInt(id) < 1n || BigInt(id) > MAX_ID) throw invalid("cursor is not one this service gave out");
+  let key = text.slice(0, at);
+  const colon = key.indexOf(":");
+  const head = colon < 0 ? "" : key.slice(0, colon);
+  let made: Order = DEFAULT_ORDER;
+  if (isOrder(head) && head !== DEFAULT_ORDER) [made, key] = [head, key.slice(colon + 1)];
+  if (made !== order) throw invalid(`cursor is from the list in order=${made}, not order=${order}: start that list again without it`);
+  if (ORDERS[order][0] === "id" && key) throw invalid("cursor is not one this service gave out");
+  return [key, Number(id)];
 }

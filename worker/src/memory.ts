@@ -115,7 +115,8 @@ export class MemoryObject extends DurableObject<Env> {
       "/openapi.json": { GET: () => openapi },
       "/facts": {
         GET: () => reader.list(p.get("type") || null, p.get("source") || null, p.get("q") || null,
-          intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, idList(p.get("ids"))),
+          intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, idList(p.get("ids")),
+          p.get("order") || null),
         POST: async () => writer.addOne(await readJson(request), client()),
       },
       "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client()) },

@@ -2,7 +2,7 @@
 // keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
 // query matches, and a text's tokens as the FTS index sees them.
 
-import { FACT_COLUMNS, type Fact, MAX_TEXT, asFact, chars, cleanType, decodeCursor, encodeCursor } from "./facts";
+import { FACT_COLUMNS, type Fact, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { invalid, notFound, wellFormed } from "./http";
 import { idf, information, quote } from "./recall";
 import type { Expansion } from "./searching";
@@ -38,7 +38,11 @@ export class Reader extends Part {
     return out;
   }
 
-  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null, ids: number[] | null = null) {
+  /** In `order` (ORDERS; newest first by default), as reading.py's `list`. */
+  list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null, ids: number[] | null = null,
+    orderParam: string | null = null) {
+    const order = cleanOrder(orderParam);
+    const [column, newestFirst] = ORDERS[order];
     const where: string[] = [];
     const args: SqlStorageValue[] = [];
     if (ids !== null) {
@@ -60,17 +64,26 @@ export class Reader extends Part {
     const filters = where.join(" AND ") || "1";
     let pageWhere = filters;
     const pageArgs = [...args];
+    // The column and the direction come from ORDERS, never from the request.
+    const [after, direction] = newestFirst ? ["<", "DESC"] : [">", "ASC"];
     if (cursor) {
-      const [createdAt, id] = decodeCursor(cursor);
-      pageWhere += " AND (created_at < ? OR (created_at = ? AND id < ?))";
-      pageArgs.push(createdAt, createdAt, id);
+      const [key, id] = decodeCursor(cursor, order);
+      if (column === "id") {
+        pageWhere += ` AND id ${after} ?`;
+        pageArgs.push(id);
+      } else {
+        // A row value, as reading.py: SQLite walks the index from it rather than sorting all past it.
+        pageWhere += ` AND (${column}, id) ${after} (?, ?)`;
+        pageArgs.push(key, id);
+      }
     }
+    const sort = column === "id" ? `id ${direction}` : `${column} ${direction}, id ${direction}`;
     const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM facts WHERE ${filters}`, ...args).one().n;
     const rows = this.sql.exec(
-      `SELECT ${FACT_COLUMNS} FROM facts WHERE ${pageWhere} ORDER BY created_at DESC, id DESC LIMIT ?`, ...pageArgs, limit + 1,
+      `SELECT ${FACT_COLUMNS} FROM facts WHERE ${pageWhere} ORDER BY ${sort} LIMIT ?`, ...pageArgs, limit + 1,
     ).toArray();
     const facts = rows.slice(0, limit).map(asFact);
-    return { facts, next_cursor: rows.length > limit ? encodeCursor(facts[facts.length - 1]) : null, total };
+    return { facts, next_cursor: rows.length > limit ? encodeCursor(facts[facts.length - 1], order) : null, total };
   }
 
   // -- what the ranking reads -------------------------------------------------------------

@@ -79,6 +79,9 @@ export const MIGRATIONS: string[] = [
      model TEXT,
      ms REAL NOT NULL
    );`,
+  // 5: GET /facts?order=updated (and updated_asc, read backwards) walks this instead of sorting
+  // every matching fact, as migration 6 of memories/migrations.py.
+  `CREATE INDEX facts_updated ON facts (updated_at DESC, id DESC);`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -62,6 +62,22 @@ describe("the Worker", () => {
     expect((await listDurableObjectIds(env.MEMORY)).map((id) => id.toString())).toContain(woken);  // the list sees what was made
   });
 
+  it("answers the contract's JSON error, not Cloudflare's error page, when the memory's object fails", async () => {
+    for (const failure of [new Error("Durable Object reset because its code was updated."),
+      Object.assign(new Error("Durable Object is overloaded."), { overloaded: true })]) {
+      const failing = { ...env, MEMORY: { idFromName: (name: string) => name, get: () => ({ fetch: () => Promise.reject(failure) }) } } as unknown as Env;
+      for (const [method, body] of [["GET", undefined], ["POST", JSON.stringify({ text: "tea" })]] as const) {
+        const r = await worker.fetch(new Request("http://memory.test/memories/alice/facts", { method, headers, body }), failing);
+        expect(r.status).toBe(503);
+        expect(r.headers.get("content-type")).toMatch(/application\/json/);
+        const error = ((await r.json()) as { error: { code: string; message: string } }).error;
+        expect(error.code).toBe("memory_unavailable");
+        expect(error.message).toMatch(/memory 'alice' could not answer: .*log has the details/);
+        expect(r.headers.get("retry-after")).toBe(failure.message.includes("overloaded") ? "1" : null);
+      }
+    }
+  });
+
   it("answers a name that is not one with a 404 saying what a name is", async () => {
     for (const bad of ["bad%20name", ".hidden", "x".repeat(65)]) {
       const r = await SELF.fetch(`http://memory.test/memories/${bad}/facts`, { headers });

@@ -3,14 +3,14 @@
 // read alike by both memories, or refused alike with the same message.
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/parsing.json";
-import { cleanId, cleanTime, decodeCursor } from "../src/facts";
+import { type Fact, ORDERS, type Order, cleanId, cleanTime, decodeCursor, encodeCursor } from "../src/facts";
 import { HttpError, floatParam, intParam } from "../src/http";
 
 type Outcome = { error: string } | Record<string, unknown>;
 interface Param { value: unknown; name: string; default: number; low: number; high: number; parsed?: number; error?: string }
 interface Golden {
   times: ({ input: unknown } & Outcome)[];
-  cursors: ({ cursor: string; text?: string; note?: string } & Outcome)[];
+  cursors: ({ cursor: string; text?: string; order?: Order; note?: string } & Outcome)[];
   int_params: Param[];
   float_params: Param[];
   ids: ({ value: unknown } & Outcome)[];
@@ -39,8 +39,23 @@ describe("times", () => {
 });
 
 describe("cursors", () => {
-  it.each(cases.cursors.map((c) => ({ ...c, shown: shown(c.text ?? c.cursor) })))("$shown", (c) => {
-    expect(outcome(() => decodeCursor(c.cursor))).toEqual(wanted(c, "decoded"));
+  it.each(cases.cursors.map((c) => ({ ...c, shown: shown(c.text ?? c.cursor) + (c.order ? ` order=${c.order}` : "") })))("$shown", (c) => {
+    expect(outcome(() => decodeCursor(c.cursor, c.order ?? "created"))).toEqual(wanted(c, "decoded"));
+  });
+
+  it("covers every order with a cursor that reads", () => {
+    expect(new Set(cases.cursors.filter((c) => "decoded" in c).map((c) => c.order ?? "created"))).toEqual(new Set(Object.keys(ORDERS)));
+  });
+
+  const orders = Object.keys(ORDERS) as Order[];
+  it.each(orders)("gives out a cursor in order=%s that reads back in that order alone", (order) => {
+    const fact: Fact = { id: 7, text: "x", type: "fact", source: "", created_at: "2024-03-05T10:00:00.000000Z", updated_at: "2024-03-06T10:00:00.000000Z" };
+    const cursor = encodeCursor(fact, order);
+    const key = { created_at: fact.created_at, updated_at: fact.updated_at, id: "" }[ORDERS[order][0]];
+    expect(decodeCursor(cursor, order)).toEqual([key, 7]);
+    for (const other of orders.filter((o) => o !== order)) {
+      expect(outcome(() => decodeCursor(cursor, other))).toEqual({ error: `cursor is from the list in order=${order}, not order=${other}: start that list again without it` });
+    }
   });
 });
 
