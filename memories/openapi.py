@@ -164,7 +164,10 @@ STATS = obj(
         "memory_full": {"type": "boolean", "description": "its vectors would pass the budget, so none is in memory: "
                         "keyword recall only, writes answer 507"},
         "warning": {"type": "string", "description": "with memory_full: why, and what to do"},
-    }
+    },
+    # capacity_facts is the Worker's alone; warning comes with memory_full only
+    required=["facts", "fts", "vectors", "stale_vectors", "vectors_in_memory", "keyword_errors", "by_type", "orphans",
+              "consistent", "memory_bytes", "memory_parts", "memory_budget", "memory_full"],
 )
 
 
@@ -174,7 +177,7 @@ def openapi_document() -> dict:
         "openapi": "3.1.0",
         "info": {
             "title": "Memory Desk memory service",
-            "version": "2",
+            "version": "3",
             "description": "An agent's long-term memory with hybrid recall. Every route but "
             "/health and /openapi.json needs the X-Memory-Secret header. The local service serves one "
             "memory at its root; the Cloudflare Worker serves one per name at /memories/{name}/... "
@@ -204,7 +207,7 @@ def openapi_document() -> dict:
                     "ok": {"type": "boolean"}, "facts": {"type": "integer"}, "model": {"type": ["string", "null"]},
                     "dims": {"type": "integer"}, "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
                     "memory_full": {"type": "boolean"}, "warning": {"type": "string"},
-                })),
+                }, required=["ok"])),  # without the secret, ok alone
             }},
             "/openapi.json": {"get": {
                 "summary": "This document", "security": [], "responses": ok({"type": "object"}),

@@ -37,8 +37,6 @@ def test_live_search_on_the_facts_page_leaves_the_console_clean(page: Page, live
     expect(page.locator("#fact-count")).to_contain_text("1 fact matching “priya”")
     page.locator("#fact-list").get_by_role("link", name="Edit").first.click()  # the inline editor, swapped in
     expect(page.locator("form.inline-edit textarea")).to_be_focused()
-    page.keyboard.press("Escape")
-    expect(page.locator("form.inline-edit")).to_have_count(0)
     page.wait_for_timeout(300)
     assert errors == []
 
