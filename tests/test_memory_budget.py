@@ -95,32 +95,35 @@ def test_the_engine_refuses_past_its_budget_and_opens_without_its_vectors(tmp_pa
 
 # -- both memories, over HTTP -----------------------------------------------------------
 
-BUDGET = 3_500_000  # bytes: room for about a thousand facts of varied text at 384 dims on either memory
-SMALL = 1_000_000  # less than those facts hold: the memory opens past its budget
+# Bytes: room for a thousand facts or more of varied text at 384 dims (the Worker's 4-bit codes hold
+# about 540 bytes a fact and its word, the engine's float32 rows about 3,000), then a budget less
+# than those facts hold, so the memory opens past it.
+BUDGETS = {"python": (3_500_000, 1_000_000), "worker": (1_200_000, 300_000)}
 
 
 @pytest.fixture(scope="module", params=["python", "worker"])
 def budgeted(request, tmp_path_factory):
     """Each memory with a small budget, in a process of its own: (memory, restart(budget)),
     restart being kill -9 and a start on the same data with that budget."""
+    budget, small = BUDGETS[request.param]
     if request.param == "worker":
-        host = WorkerHost(tmp_path_factory.mktemp("worker-budget"), variables={"MEMORY_BUDGET_BYTES": str(BUDGET)}).start()
+        host = WorkerHost(tmp_path_factory.mktemp("worker-budget"), variables={"MEMORY_BUDGET_BYTES": str(budget)}).start()
 
         def restart_worker(budget: int) -> None:
             host.variables["MEMORY_BUDGET_BYTES"] = str(budget)
             host.restart()
 
-        yield host.memory(), restart_worker
+        yield host.memory(), restart_worker, budget, small
         host.stop()
         return
-    service = Service(tmp_path_factory.mktemp("service-budget") / "memory.db", env={"MEMORY_BUDGET_BYTES": str(BUDGET)}).start()
+    service = Service(tmp_path_factory.mktemp("service-budget") / "memory.db", env={"MEMORY_BUDGET_BYTES": str(budget)}).start()
 
     def restart_service(budget: int) -> None:
         service.kill()
         service.env["MEMORY_BUDGET_BYTES"] = str(budget)
         service.start()
 
-    yield service, restart_service
+    yield service, restart_service, budget, small
     service.stop()
 
 
@@ -141,7 +144,7 @@ def everything(api: httpx.Client) -> list[dict]:
 
 
 def test_a_memory_refuses_past_its_budget_keeps_its_facts_and_opens_without_its_vectors(budgeted):
-    memory, restart = budgeted
+    memory, restart, budget, small = budgeted
     with memory.client() as api:
         stored = 0
         for start in range(0, 5000, 100):
@@ -157,10 +160,10 @@ def test_a_memory_refuses_past_its_budget_keeps_its_facts_and_opens_without_its_
         assert f"holds {stored} facts" in error["message"] and "another memory by name" in error["message"]
         stats = api.get("/stats").json()
         assert stats["facts"] == stored > 300  # the refused batch stored none of its facts
-        assert stats["memory_budget"] == BUDGET and stats["memory_bytes"] <= BUDGET and not stats["memory_full"]
+        assert stats["memory_budget"] == budget and stats["memory_bytes"] <= budget and not stats["memory_full"]
         before = everything(api)
 
-    restart(SMALL)  # as an older memory, or another model's wider vectors
+    restart(small)  # as an older memory, or another model's wider vectors
     with memory.client() as api:
         health = api.get("/health").json()
         assert health["mode"] == "keyword-only" and health["memory_full"] is True and "budget" in health["warning"]
@@ -178,7 +181,7 @@ def test_a_memory_refuses_past_its_budget_keeps_its_facts_and_opens_without_its_
         assert api.delete(f"/facts/{first['id']}").status_code == 200
         assert api.get("/stats").json()["facts"] == stored - 1
 
-    restart(BUDGET)  # room again: everything as it was, less the one deleted
+    restart(budget)  # room again: everything as it was, less the one deleted
     with memory.client() as api:
         assert api.get("/health").json()["mode"] == "hybrid"
         stats = api.get("/stats").json()

@@ -31,11 +31,12 @@ export class Background extends Part {
     const target = this.state.meta("pairs_target") as number;
     const count = Math.max(1, Math.floor(FILL_WORK / Math.max(1, this.vectors.size * this.vectors.dims)));
     const rows = this.sql.exec("SELECT id, type FROM facts WHERE id > ? AND id <= ? ORDER BY id LIMIT ?", upto, target, count).toArray();
+    const vectors = this.vectors.read(rows.filter((r) => this.vectors.row.has(r.id as number)).map((r) => r.id as number));
     this.ctx.storage.transactionSync(() => {
       for (const r of rows) {
         const id = r.id as number;
-        const v = this.vectors.vector(id);
-        if (v) storePairs(this.state, id, r.type as FactType, this.vectors.scores(v, r.type as FactType), (other) => other < id);
+        const v = vectors.get(id);
+        if (v) storePairs(this.state, id, r.type as FactType, this.vectors.near(v, r.type as FactType, this.state.floor, id), (other) => other < id);
       }
       this.state.setMeta("pairs_upto", rows.length < count ? target : (rows[rows.length - 1].id as number));
     });

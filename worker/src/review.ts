@@ -34,7 +34,7 @@ export class Review extends Part {
     }
     if (this.state.full) throw this.state.fullError();
     const found: [number, number, number][] = [];
-    for (const t of types) for (const p of this.vectors.pairs(t)) if (p[0] >= threshold) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
+    for (const t of types) for (const p of this.vectors.pairs(t, threshold)) found.push([p[0], Math.min(p[1], p[2]), Math.max(p[1], p[2])]);
     found.sort((x, y) => y[0] - x[0] || x[1] - y[1] || x[2] - y[2]);
     const top = found.slice(0, limit);
     const facts = this.reader.getMany(top.flatMap(([, a, b]) => [a, b]));
@@ -72,7 +72,7 @@ export class Review extends Part {
     if (this.state.full) throw this.state.fullError();
     const v = this.vectors.vector(id);
     if (!v) return { neighbours: [] };
-    const near = this.vectors.search(v.slice(), null, limit, id);
+    const near = this.vectors.search(v, null, limit, id);
     const facts = this.reader.getMany(near.map(([i]) => i));
     return { neighbours: near.map(([i, s]) => ({ fact: facts.get(i), cosine: s })) };
   }

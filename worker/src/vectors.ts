@@ -1,29 +1,63 @@
-// The in-memory matrix that exact cosine search runs over, as memories/vectors.py keeps it:
-// rows L2-normalised (cosine is a dot product), a deleted row filled by the last one. The object
-// changes it only right after the matching SQLite write commits. The rows are held in blocks of
-// BLOCK rows, so growing adds a block and never copies the matrix (doubling one array needed the
-// old and the new alive at once: 3x the rows); `bytes` says what it holds, `bytesWith` what it
-// would hold with more rows (state.ts checks the memory's budget with it).
+// The in-memory index that cosine search runs over, as memories/vectors.py keeps it: rows
+// L2-normalised (cosine is a dot product), a deleted row filled by the last one. The object
+// changes it only right after the matching SQLite write commits.
+//
+// It holds compact codes, not the vectors: each row quantised to `bits` bits a dimension
+// (x ≈ lo + step·c, c in 0..2^bits-1, lo and step per row), with the norm of what rounding left
+// out (`err`). A search scores every row on the codes, then reads the exact float32 vectors of
+// the candidates from the table (`reader`) and ranks those by their exact cosine, so every
+// score it answers is the exact one, summed as before:
+// - the k nearest: the best k + `rescore` rows on the codes are rescored (the benchmark measures
+//   how often the exact top k is inside them: benchmarks/worker_capacity.py); a memory of at
+//   most k + `rescore` rows of the type is ranked exactly;
+// - every row at or above a cosine (duplicates, pairs): each row whose code scores at or above
+//   it less that row's bound is rescored. The bound is exact, not measured: the code's error for
+//   a query q is the dot product of q with the rounding residual r, and |q·r| <= |q|·|r|
+//   (Cauchy-Schwarz), so no row at or above the cosine is ever missed.
+// The rows are held in blocks of BLOCK rows, so growing adds a block and never copies the codes;
+// `bytes` says what it holds, `bytesWith` what it would hold with more rows (state.ts checks the
+// memory's budget with it).
 
-/** Rows a block holds: 768 KiB at 768 dims. */
+/** Rows a block holds: 96 KiB of codes at 768 dims and 4 bits. */
 export const BLOCK = 256;
 /** An upper bound on what one entry of a Map costs in V8: key, value and chain slots and a
  * bucket, with the table half full after it doubles, a boxed key past 2^31, and the old table
  * alive while a rehash copies it. */
 export const MAP_ENTRY_BYTES = 112;
+/** Bits a dimension of a fact's code. */
+export const FACT_BITS = 4;
+/** Rows rescored past the k asked for (chosen by benchmarks/worker_capacity.py). */
+export const RESCORE = 300;
+/** Per row: lo, step and err as float32. */
+const PARAMS = 3;
+/** Bytes a row holds besides its code and its map entry: id (8), type (1), lo, step, err (12). */
+export const ROW_BYTES = 8 + 1 + PARAMS * 4;
+/** What float64 summation may add to the bound (cosines are within [-1, 1]). */
+const SLACK = 1e-6;
+/** Ids a read of exact vectors names at once (one JSON parameter). */
+const READ_CHUNK = 500;
 
 export const TYPES = ["fact", "skill", "log"] as const;
 export type FactType = (typeof TYPES)[number];
 
+/** Exact vectors of the given ids, read from the table (an id it lacks is left out). */
+export type Reader = (ids: number[]) => Map<number, Float32Array>;
+
 export class VectorIndex {
   dims: number;
   n = 0;
-  blocks: Float32Array[] = [];  // BLOCK rows each (`block` rows while that is smaller)
+  codes: Uint8Array[] = [];  // `block` rows each, rowBytes a row
+  params: Float32Array[] = [];  // `block` rows each: lo, step, err
   ids: Float64Array;
   types: Int8Array;
   row = new Map<number, number>();
 
-  constructor(dims: number, private block = BLOCK) {
+  /** Rows only appended, each under a new id, and never removed nor found by id (the
+   * vocabulary's): no row map is kept, so a row costs its code and ROW_BYTES alone. */
+  appendOnly = false;
+
+  constructor(dims: number, private reader: Reader, readonly bits = FACT_BITS, private block = BLOCK, readonly rescore = RESCORE) {
+    if (![1, 2, 4, 8].includes(bits)) throw new Error(`codes of ${bits} bits`);
     this.dims = dims;
     this.ids = new Float64Array(0);
     this.types = new Int8Array(0);
@@ -33,27 +67,37 @@ export class VectorIndex {
     return this.n;
   }
 
+  /** Bytes a row's code takes. */
+  get rowBytes(): number {
+    return Math.ceil((this.dims * this.bits) / 8);
+  }
+
   put(id: number, type: FactType, vector: Float32Array): void {
     if (this.dims === 0) this.dims = vector.length;  // the first vector fixes the width (none is held yet)
-    let i = this.row.get(id);
+    let i = this.appendOnly ? undefined : this.row.get(id);
     if (i === undefined) {
       if (this.n === this.ids.length) this.grow();
       i = this.n++;
-      this.row.set(id, i);
+      if (!this.appendOnly) this.row.set(id, i);
       this.ids[i] = id;
     }
-    this.at(i).set(vector);
+    const [code, params] = this.at(i);
+    encode(vector, this.bits, code, params);
     this.types[i] = TYPES.indexOf(type);
   }
 
   remove(id: number): void {
+    if (this.appendOnly) throw new Error("an append-only index removes no row");
     const i = this.row.get(id);
     if (i === undefined) return;
     this.row.delete(id);
     const last = --this.n;
     if (i !== last) {
       const moved = this.ids[last];
-      this.at(i).set(this.at(last));
+      const [code, params] = this.at(i);
+      const [lastCode, lastParams] = this.at(last);
+      code.set(lastCode);
+      params.set(lastParams);
       this.ids[i] = moved;
       this.types[i] = this.types[last];
       this.row.set(moved, i);
@@ -65,22 +109,39 @@ export class VectorIndex {
     this.row.clear();
   }
 
+  /** A row's exact vector, read from the table (null: not held). */
   vector(id: number): Float32Array | null {
-    const i = this.row.get(id);
-    return i === undefined ? null : this.at(i);
+    return this.row.has(id) ? (this.read([id]).get(id) ?? null) : null;
   }
 
-  /** Row `i` of the matrix, a view. */
-  private at(i: number): Float32Array {
+  /** Whether the row of `id` is the code of `vector` (state.ts compares the index with the table). */
+  holds(id: number, vector: Float32Array): boolean {
+    const i = this.row.get(id);
+    if (i === undefined || vector.length !== this.dims) return false;
+    const [code, params] = this.at(i);
+    const want = new Uint8Array(code.length), wantParams = new Float32Array(PARAMS);
+    encode(vector, this.bits, want, wantParams);
+    return want.every((b, k) => b === code[k]) && wantParams.every((p, k) => Object.is(p, params[k]));
+  }
+
+  /** Row `i`'s code and its lo, step and err, as views. */
+  private at(i: number): [Uint8Array, Float32Array] {
     const b = Math.floor(i / this.block);
-    const start = (i - b * this.block) * this.dims;
-    return this.blocks[b].subarray(start, start + this.dims);
+    const r = i - b * this.block;
+    const rb = this.rowBytes;
+    return [this.codes[b].subarray(r * rb, (r + 1) * rb), this.params[b].subarray(r * PARAMS, (r + 1) * PARAMS)];
   }
 
   /** The bytes the index holds: exact for its arrays, an upper bound for the row map. */
   bytes(): number {
-    return this.blocks.reduce((sum, b) => sum + b.byteLength, 0) + this.ids.byteLength + this.types.byteLength
-      + this.row.size * MAP_ENTRY_BYTES;
+    return this.arrayBytes() + this.row.size * MAP_ENTRY_BYTES;
+  }
+
+  /** The bytes of its arrays alone. */
+  arrayBytes(): number {
+    let sum = this.ids.byteLength + this.types.byteLength;
+    for (let b = 0; b < this.codes.length; b++) sum += this.codes[b].byteLength + this.params[b].byteLength;
+    return sum;
   }
 
   /** The bytes it would hold with `more` rows put (each a new id), counting the moment a grow
@@ -88,95 +149,240 @@ export class VectorIndex {
   bytesWith(more: number): number {
     const n = this.n + more;
     const blocks = Math.ceil(n / this.block);
-    const rowBytes = this.dims * 4;
-    let matrix = this.blocks.reduce((sum, b) => sum + b.byteLength, 0);
-    for (let b = this.blocks.length; b < blocks; b++) matrix += this.block * rowBytes;
+    const blockBytes = this.block * (this.rowBytes + PARAMS * 4);
     const capacity = Math.max(this.ids.length, blocks * this.block);
     const copying = capacity > this.ids.length ? this.ids.length * 9 : 0;
-    return matrix + capacity * 9 + copying + (this.row.size + more) * MAP_ENTRY_BYTES;
+    const map = this.appendOnly ? 0 : (this.row.size + more) * MAP_ENTRY_BYTES;
+    return Math.max(blocks, this.codes.length) * blockBytes + capacity * 9 + copying + map;
   }
 
-  /** Cosine of every row with the query; rows of another type get -Infinity. */
-  scores(q: Float32Array, type: FactType | null = null): Float64Array {
-    const { dims, n, block } = this;
+  // -- scores on the codes ----------------------------------------------------------------
+
+  /** Each row's cosine with `q` on the codes; rows of another type get -Infinity. */
+  approx(q: Float32Array, type: FactType | null = null): Float64Array {
+    const { n, block, bits } = this;
+    const rb = this.rowBytes;
     const code = type === null ? -1 : TYPES.indexOf(type);
+    const table = lookup(q, bits, rb);
+    let sumQ = 0;
+    for (let d = 0; d < q.length; d++) sumQ += q[d];
     const out = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      if (code >= 0 && this.types[i] !== code) {
-        out[i] = -Infinity;
-        continue;
+    for (let b = 0; b * block < n; b++) {
+      const codes = this.codes[b], params = this.params[b];
+      const rows = Math.min(block, n - b * block);
+      for (let r = 0; r < rows; r++) {
+        const i = b * block + r;
+        if (code >= 0 && this.types[i] !== code) {
+          out[i] = -Infinity;
+          continue;
+        }
+        let s = 0;
+        const base = r * rb;
+        for (let j = 0, t = 0; j < rb; j++, t += 256) s += table[t + codes[base + j]];
+        out[i] = params[r * PARAMS] * sumQ + params[r * PARAMS + 1] * s;
       }
-      const b = Math.floor(i / block);
-      const matrix = this.blocks[b];
-      const base = (i - b * block) * dims;
-      let s = 0;
-      for (let d = 0; d < dims; d++) s += matrix[base + d] * q[d];
-      out[i] = s;
     }
     return out;
   }
 
-  /** The k nearest as [id, cosine], best first (ties by id, as in vectors.py). */
-  search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null): [number, number][] {
-    const s = this.scores(q, type);
-    if (exclude !== null && this.row.has(exclude)) s[this.row.get(exclude)!] = -Infinity;
-    return this.top(s, k);
+  /** How far row `i`'s code may score from its exact cosine with a query of norm `qn`. */
+  bound(i: number, qn: number): number {
+    const b = Math.floor(i / this.block);
+    return this.params[b][(i - b * this.block) * PARAMS + 2] * qn + SLACK;
   }
 
-  private top(s: Float64Array, k: number): [number, number][] {
-    // A k-long list kept in order while one pass goes over the scores: k is small (30), n is not.
-    const best: number[] = [];
-    const before = (a: number, b: number) => s[a] > s[b] || (s[a] === s[b] && this.ids[a] < this.ids[b]);
-    for (let i = 0; i < s.length; i++) {
-      if (s[i] === -Infinity || (best.length === k && !before(i, best[k - 1]))) continue;
-      let j = best.length === k ? k - 1 : best.length;
-      while (j > 0 && before(i, best[j - 1])) {
-        best[j] = best[j - 1];
-        j--;
-      }
-      best[j] = i;
+  // -- exact answers ----------------------------------------------------------------------
+
+  /** The exact vectors of `ids` from the table, READ_CHUNK ids a read. */
+  read(ids: number[]): Map<number, Float32Array> {
+    if (ids.length <= READ_CHUNK) return this.reader(ids);
+    const out = new Map<number, Float32Array>();
+    for (let k = 0; k < ids.length; k += READ_CHUNK) for (const [id, v] of this.reader(ids.slice(k, k + READ_CHUNK))) out.set(id, v);
+    return out;
+  }
+
+  /** [id, exact cosine] of the given rows (a row the table lacks is left out). */
+  private exact(q: Float32Array, rows: number[]): [number, number][] {
+    const vectors = this.read(rows.map((i) => this.ids[i]));
+    const out: [number, number][] = [];
+    for (const i of rows) {
+      const v = vectors.get(this.ids[i]);
+      if (v) out.push([this.ids[i], dot(v, q)]);
     }
-    return best.map((i) => [this.ids[i], s[i]]);
+    return out;
   }
 
-  /** Where one fact stands for a query: [1-based rank or null, cosine or null]. */
+  /** The k nearest as [id, exact cosine], best first (ties by id, as in vectors.py): the best
+   * k + `rescore` on the codes, rescored. */
+  search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null): [number, number][] {
+    const s = this.approx(q, type);
+    if (exclude !== null && this.row.has(exclude)) s[this.row.get(exclude)!] = -Infinity;
+    return this.exact(q, best(s, k + this.rescore)).sort(byScore).slice(0, k);
+  }
+
+  /** Every row of the type at or above cosine `min`, as [id, exact cosine] in row order: each
+   * row whose code scores within its bound of `min` is rescored. */
+  near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null): [number, number][] {
+    const s = this.approx(q, type);
+    const qn = norm(q);
+    const rows: number[] = [];
+    for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity && s[i] + this.bound(i, qn) >= min && this.ids[i] !== exclude) rows.push(i);
+    return this.exact(q, rows).filter(([, c]) => c >= min);
+  }
+
+  /** Where one fact stands for a query: [1-based rank or null, cosine or null]. A row whose code
+   * scores within its bound of the fact's cosine is rescored; the others are surely above or below. */
   rankOf(q: Float32Array, id: number, type: FactType | null): [number | null, number | null] {
     const i = this.row.get(id);
     if (i === undefined) return [null, null];
-    const s = this.scores(q, type);
-    if (s[i] === -Infinity) return [null, this.scores(q, null)[i]];
+    const mine = this.exact(q, [i]);
+    if (!mine.length) return [null, null];
+    const c = mine[0][1];
+    if (type !== null && this.types[i] !== TYPES.indexOf(type)) return [null, c];
+    const s = this.approx(q, type);
+    const qn = norm(q);
     let better = 0;
-    for (let j = 0; j < s.length; j++) if (s[j] > s[i]) better++;
-    return [better + 1, s[i]];
+    const unsure: number[] = [];
+    for (let j = 0; j < s.length; j++) {
+      if (j === i || s[j] === -Infinity) continue;
+      const e = this.bound(j, qn);
+      if (s[j] - e > c) better++;
+      else if (s[j] + e >= c) unsure.push(j);
+    }
+    for (const [, x] of this.exact(q, unsure)) if (x > c) better++;
+    return [better + 1, c];
   }
 
-  /** Every same-type pair (each once) as [cosine, id of the earlier row, id of the later]. */
-  *pairs(type: FactType): Generator<[number, number, number]> {
+  /** Every same-type pair (each once) at or above cosine `min`, as [exact cosine, id of the
+   * earlier row, id of the later]: each row's exact vector against the codes of the rows after
+   * it, and the pairs within the bound rescored. */
+  pairs(type: FactType, min = -Infinity): [number, number, number][] {
     const code = TYPES.indexOf(type);
+    const out: [number, number, number][] = [];
     const rows: number[] = [];
     for (let i = 0; i < this.n; i++) if (this.types[i] === code) rows.push(i);
-    const { dims } = this;
-    for (let x = 0; x < rows.length; x++) {
-      const a = this.at(rows[x]);
-      for (let y = x + 1; y < rows.length; y++) {
-        const b = this.at(rows[y]);
-        let s = 0;
-        for (let d = 0; d < dims; d++) s += a[d] * b[d];
-        yield [s, this.ids[rows[x]], this.ids[rows[y]]];
+    for (let k = 0; k < rows.length; k += READ_CHUNK) {
+      const chunk = rows.slice(k, k + READ_CHUNK);
+      const vectors = this.read(chunk.map((i) => this.ids[i]));
+      const wanted: [Float32Array, number, number[]][] = [];  // [vector, its row, rows to rescore with it]
+      for (const x of chunk) {
+        const v = vectors.get(this.ids[x]);
+        if (!v) continue;
+        const s = this.approx(v, type);
+        const qn = norm(v);
+        const near: number[] = [];
+        for (let y = x + 1; y < s.length; y++) if (s[y] !== -Infinity && s[y] + this.bound(y, qn) >= min) near.push(y);
+        wanted.push([v, x, near]);
+      }
+      const others = this.read([...new Set(wanted.flatMap(([, , near]) => near.map((y) => this.ids[y])))].filter((id) => !vectors.has(id)));
+      for (const [v, x, near] of wanted) {
+        for (const y of near) {
+          const w = vectors.get(this.ids[y]) ?? others.get(this.ids[y]);
+          if (!w) continue;
+          const c = dot(v, w);
+          if (c >= min) out.push([c, this.ids[x], this.ids[y]]);
+        }
       }
     }
+    return out;
   }
 
-  /** One block more: the matrix's rows stay where they are; only ids and types (9 bytes a row) are copied. */
+  /** One block more: the codes stay where they are; only ids and types (9 bytes a row) are copied. */
   private grow(): void {
-    this.blocks.push(new Float32Array(this.block * this.dims));
-    const capacity = this.blocks.length * this.block;
+    this.codes.push(new Uint8Array(this.block * this.rowBytes));
+    this.params.push(new Float32Array(this.block * PARAMS));
+    const capacity = this.codes.length * this.block;
     const ids = new Float64Array(capacity);
     ids.set(this.ids.subarray(0, this.n));
     const types = new Int8Array(capacity);
     types.set(this.types.subarray(0, this.n));
     Object.assign(this, { ids, types });
   }
+}
+
+/** `v`'s code into `code` (bits a dimension, packed low bits first) and its lo, step and err into
+ * `params`: err is the norm of what the code leaves out, computed with lo and step as stored. */
+export function encode(v: Float32Array, bits: number, code: Uint8Array, params: Float32Array): void {
+  const levels = 2 ** bits - 1;
+  let lo = Infinity, hi = -Infinity;
+  for (let d = 0; d < v.length; d++) {
+    if (v[d] < lo) lo = v[d];
+    if (v[d] > hi) hi = v[d];
+  }
+  if (!(hi > lo)) hi = lo + 1;  // a constant row: every code 0, lo exact
+  const flo = Math.fround(lo), step = Math.fround((hi - lo) / levels);
+  const per = 8 / bits;
+  code.fill(0);
+  let err = 0;
+  for (let d = 0; d < v.length; d++) {
+    const c = Math.min(levels, Math.max(0, Math.round((v[d] - flo) / step)));
+    code[Math.floor(d / per)] |= c << ((d % per) * bits);
+    const r = v[d] - (flo + step * c);
+    err += r * r;
+  }
+  params[0] = flo;
+  params[1] = step;
+  params[2] = Math.sqrt(err) * (1 + 1e-6) + 1e-9;  // rounded up past float32's rounding
+}
+
+/** For each byte of a code, what each of its 256 values adds to a row's sum of q·c. */
+function lookup(q: Float32Array, bits: number, rowBytes: number): Float64Array {
+  const per = 8 / bits, mask = 2 ** bits - 1;
+  const table = new Float64Array(rowBytes * 256);
+  for (let j = 0; j < rowBytes; j++) {
+    for (let b = 0; b < 256; b++) {
+      let s = 0;
+      for (let k = 0; k < per; k++) {
+        const d = j * per + k;
+        if (d < q.length) s += q[d] * ((b >> (k * bits)) & mask);
+      }
+      table[j * 256 + b] = s;
+    }
+  }
+  return table;
+}
+
+/** The rows of the `m` best scores (more on a tie at the last), best first; -Infinity never. */
+function best(s: Float64Array, m: number): number[] {
+  let rows: number[] = [];
+  for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity) rows.push(i);
+  if (rows.length > m) {
+    const cut = kth(Float64Array.from(rows, (i) => s[i]), m);
+    rows = rows.filter((i) => s[i] >= cut);
+  }
+  return rows.sort((a, b) => s[b] - s[a]);
+}
+
+/** The m-th largest of `xs` (which it reorders): quickselect. */
+function kth(xs: Float64Array, m: number): number {
+  let lo = 0, hi = xs.length - 1;
+  const want = m - 1;
+  while (lo < hi) {
+    const pivot = xs[(lo + hi) >> 1];
+    let i = lo, j = hi;
+    while (i <= j) {
+      while (xs[i] > pivot) i++;
+      while (xs[j] < pivot) j--;
+      if (i <= j) {
+        [xs[i], xs[j]] = [xs[j], xs[i]];
+        i++;
+        j--;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else break;
+  }
+  return xs[want];
+}
+
+/** Best cosine first, ties by id. */
+const byScore = (a: [number, number], b: [number, number]) => b[1] - a[1] || a[0] - b[0];
+
+function norm(q: Float32Array): number {
+  let s = 0;
+  for (let d = 0; d < q.length; d++) s += q[d] * q[d];
+  return Math.sqrt(s);
 }
 
 /** Unit length, so a dot product is the cosine (Workers AI's vectors are not normalised). */
@@ -189,7 +395,7 @@ export function normalise(v: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** The dot product: two unit vectors' cosine, summed as `scores` sums it. */
+/** The dot product: two unit vectors' cosine, summed as the exact scores always were. */
 export function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let d = 0; d < a.length; d++) s += a[d] * b[d];

@@ -1,82 +1,103 @@
 // The memory's own words, each embedded alone: what a query term expands to (recall.ts
 // `expand`), as memories/vocabulary.py keeps them. A word joins in the transaction of the first
 // fact that holds it and stays (a word no fact holds any more matches nothing, and recall drops
-// it). The table is the truth; the matrix reads the rows it lacks after each write commits, so
-// a rolled-back write leaves nothing behind.
+// it). The table is the truth: it answers which words are new and what a word's vector is; in
+// memory are only the words' compact codes (vectors.ts), keyed by their row id in the table, for
+// the closest words to a query term. The index reads the rows it lacks after each write commits,
+// so a rolled-back write leaves nothing behind.
 
 import { vocabularyWords } from "./recall";
-import { MAP_ENTRY_BYTES, VectorIndex } from "./vectors";
+import { VectorIndex } from "./vectors";
 
 export const CANDIDATES = 8;  // closest words per query term handed to `expand`, which keeps at most 3
+export const WORD_BITS = 4;  // bits a dimension of a word's code
+export const WORD_RESCORE = 100;  // words rescored past the CANDIDATES (benchmarks/worker_capacity.py)
 
 export class Vocabulary {
-  words: string[] = [];
-  known = new Map<string, number>();  // a word's row in `index`
-  // The words' vectors, each row keyed by the word's place in `words` (the type means nothing here).
+  // The words' codes, each row keyed by the word's id in the table (append-only: no row map).
   index: VectorIndex;
   last = 0;  // the highest row id read
-  chars = 0;  // the words' UTF-16 code units, for `bytes`
   off = false;  // holding none (`empty`) until `reload`
 
   constructor(private sql: SqlStorage, private model: string, private dims: number) {
-    this.index = new VectorIndex(dims);
+    this.index = this.newIndex();
   }
 
-  /** Read the words written since the last call. */
+  /** An empty index over the words table (by id, this model's words only). */
+  newIndex(): VectorIndex {
+    const index = new VectorIndex(this.dims, (ids) => {
+      const out = new Map<number, Float32Array>();
+      for (const r of this.sql.exec("SELECT id, embedding FROM words WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+        this.model, JSON.stringify(ids))) out.set(r.id as number, new Float32Array(r.embedding as ArrayBuffer));
+      return out;
+    }, WORD_BITS, undefined, WORD_RESCORE);
+    index.appendOnly = true;
+    return index;
+  }
+
+  /** How many words are held. */
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** Read the words written since the last call (each word is one row: the table's words are unique). */
   load(): void {
     if (this.off) return;
-    const rows = this.sql.exec("SELECT id, word, embedding FROM words WHERE id > ? AND model = ? ORDER BY id", this.last, this.model);
+    const rows = this.sql.exec("SELECT id, embedding FROM words WHERE id > ? AND model = ? ORDER BY id", this.last, this.model);
     for (const r of rows) {
       this.last = r.id as number;
-      const word = r.word as string;
-      if (this.known.has(word)) continue;
-      this.known.set(word, this.words.length);
-      this.index.put(this.words.length, "fact", new Float32Array(r.embedding as ArrayBuffer));
-      this.words.push(word);
-      this.chars += word.length;
+      this.index.put(r.id as number, "fact", new Float32Array(r.embedding as ArrayBuffer));
     }
   }
 
-  /** The bytes the vocabulary holds: its matrix exactly, its words and their map as an upper bound. */
-  bytes(): number {
-    return this.index.bytes() + wordBytes(this.words.length, this.chars);
+  /** The words held, in the order read (a test compares them with the table). */
+  held(): string[] {
+    const ids = [...this.index.ids.subarray(0, this.index.size)];
+    const words = new Map(this.sql.exec("SELECT id, word FROM words WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
+      .toArray().map((r) => [r.id as number, r.word as string]));
+    return ids.map((id) => words.get(id)!);
   }
 
-  /** The bytes it would hold with `more` words of `chars` code units in all. */
-  bytesWith(more: number, chars: number): number {
-    return this.index.bytesWith(more) + wordBytes(this.words.length + more, this.chars + chars);
+  /** The bytes the vocabulary holds: its index's, exactly (no map, no strings). */
+  bytes(): number {
+    return this.index.bytes();
+  }
+
+  /** The bytes it would hold with `more` words. */
+  bytesWith(more: number): number {
+    return this.index.bytesWith(more);
   }
 
   /** Read every word again (after the table was rebuilt). */
   reload(): void {
-    this.words = [];
-    this.known = new Map();
-    this.index = new VectorIndex(this.dims);
+    this.index = this.newIndex();
     this.last = 0;
-    this.chars = 0;
     this.off = false;
     this.load();
   }
 
   /** Hold no word (a memory past its budget: state.ts). */
   empty(): void {
-    this.words = [];
-    this.known = new Map();
-    this.index = new VectorIndex(this.dims);
+    this.index = this.newIndex();
     this.last = 0;
-    this.chars = 0;
     this.off = true;
   }
 
-  /** The words of `texts` the vocabulary lacks, each once, in order. */
+  /** The words of `texts` the table lacks for this model, each once, in order (all of them while `off`). */
   missing(texts: string[]): string[] {
-    return [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !this.known.has(w));
+    const words = [...new Set(texts.flatMap(vocabularyWords))];
+    if (this.off || !words.length) return words;
+    const have = new Set(this.sql.exec<{ word: string }>("SELECT word FROM words WHERE model = ? AND word IN (SELECT value FROM json_each(?))",
+      this.model, JSON.stringify(words)).toArray().map((r) => r.word));
+    return words.filter((w) => !have.has(w));
   }
 
   /** The stored vectors of those `words` the vocabulary holds: a query term the memory already
    * uses needs no model call (each word was embedded alone, as a query term is; writing.py too). */
   vectors(words: string[]): Map<string, Float32Array> {
-    return new Map(words.filter((w) => this.known.has(w)).map((w) => [w, this.index.vector(this.known.get(w)!)!]));
+    if (this.off || !words.length) return new Map();
+    return new Map(this.sql.exec("SELECT word, embedding FROM words WHERE model = ? AND word IN (SELECT value FROM json_each(?))",
+      this.model, JSON.stringify(words)).toArray().map((r) => [r.word as string, new Float32Array(r.embedding as ArrayBuffer)]));
   }
 
   /** Store words inside the caller's write transaction (a word already there is kept). */
@@ -90,14 +111,12 @@ export class Vocabulary {
     this.sql.exec("DELETE FROM words");
   }
 
-  /** For each term vector, its CANDIDATES closest words with their cosines. */
+  /** For each term vector, its CANDIDATES closest words with their exact cosines. */
   closest(termVectors: Float32Array[]): [string, number][][] {
-    return termVectors.map((q) => this.index.search(q, null, CANDIDATES).map(([i, s]): [string, number] => [this.words[i], s]));
+    const found = termVectors.map((q) => this.index.search(q, null, CANDIDATES));
+    const ids = [...new Set(found.flat().map(([id]) => id))];
+    const words = new Map(this.sql.exec("SELECT id, word FROM words WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
+      .toArray().map((r) => [r.id as number, r.word as string]));
+    return found.map((hits) => hits.map(([id, s]): [string, number] => [words.get(id)!, s]));
   }
-}
-
-/** An upper bound on `count` words of `chars` UTF-16 code units: each string's header and two
- * bytes a code unit, rounded up, its slot in `words` (which grows by half) and its entry in `known`. */
-export function wordBytes(count: number, chars: number): number {
-  return count * (24 + 8 * 1.5 + MAP_ENTRY_BYTES) + 2 * chars;
 }

@@ -1,15 +1,46 @@
 import { describe, expect, it } from "vitest";
-import { MAP_ENTRY_BYTES, VectorIndex, normalise } from "../src/vectors";
+import { BLOCK, type FactType, MAP_ENTRY_BYTES, ROW_BYTES, TYPES, VectorIndex, dot, encode, normalise } from "../src/vectors";
 
 const v = (...xs: number[]) => normalise(xs);
 
+/** An index over vectors kept in a Map, as the object's is over its table; `reads` counts the ids read. */
+function indexOf(dims = 0, bits = 4, block = BLOCK, rescore = 300) {
+  const table = new Map<number, Float32Array>();
+  const counter = { reads: 0 };
+  const index = new VectorIndex(dims, (ids) => {
+    counter.reads += ids.length;
+    return new Map(ids.filter((id) => table.has(id)).map((id) => [id, table.get(id)!]));
+  }, bits, block, rescore);
+  const put = (id: number, type: FactType, vector: Float32Array) => {
+    table.set(id, vector);
+    index.put(id, type, vector);
+  };
+  const remove = (id: number) => {
+    table.delete(id);
+    index.remove(id);
+  };
+  return { index, table, put, remove, counter };
+}
+
+let seed = 11;
+const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+const gauss = () => Math.sqrt(-2 * Math.log(rand() || 1e-12)) * Math.cos(2 * Math.PI * rand());
+const randomUnit = (dims: number) => normalise(Array.from({ length: dims }, gauss));
+/** A vector at about cosine `c` with `u`. */
+function near(u: Float32Array, c: number): Float32Array {
+  const w = randomUnit(u.length);
+  const d = dot(w, u);
+  const orth = normalise(Array.from(w, (x, k) => x - d * u[k]));
+  return normalise(Array.from(u, (x, k) => c * x + Math.sqrt(1 - c * c) * orth[k]));
+}
+
 describe("VectorIndex", () => {
   it("finds the nearest of a type, best first, ties by id", () => {
-    const index = new VectorIndex(0);
-    index.put(3, "fact", v(1, 0, 0));
-    index.put(1, "fact", v(1, 0, 0));
-    index.put(2, "skill", v(1, 0, 0));
-    index.put(4, "fact", v(0, 1, 0));
+    const { index, put } = indexOf();
+    put(3, "fact", v(1, 0, 0));
+    put(1, "fact", v(1, 0, 0));
+    put(2, "skill", v(1, 0, 0));
+    put(4, "fact", v(0, 1, 0));
     expect(index.search(v(1, 0, 0), "fact", 2).map(([id]) => id)).toEqual([1, 3]);
     expect(index.search(v(1, 0, 0), null, 3).map(([id]) => id)).toEqual([1, 2, 3]);
     expect(index.search(v(0, 1, 0), "fact", 1)[0][0]).toBe(4);
@@ -17,46 +48,112 @@ describe("VectorIndex", () => {
   });
 
   it("fills a removed row with the last one and keeps every id findable", () => {
-    const index = new VectorIndex(2, 1);  // capacity 1: every put past it grows the matrix
-    for (let id = 1; id <= 5; id++) index.put(id, "fact", v(id, 1));
-    index.remove(2);
+    const { index, put, remove } = indexOf(2, 4, 1);  // blocks of 1 row: every put grows the index
+    for (let id = 1; id <= 5; id++) put(id, "fact", v(id, 1));
+    remove(2);
     index.remove(99);
     expect(index.size).toBe(4);
-    for (const id of [1, 3, 4, 5]) expect(index.search(index.vector(id)!.slice(), "fact", 1)[0][0]).toBe(id);
+    for (const id of [1, 3, 4, 5]) expect(index.search(index.vector(id)!, "fact", 1)[0][0]).toBe(id);
     expect(index.vector(2)).toBeNull();
+    expect(index.holds(5, v(5, 1))).toBe(true);
+    expect(index.holds(5, v(1, 5))).toBe(false);
   });
 
   it("ranks one fact for a query and lists each same-type pair once", () => {
-    const index = new VectorIndex(0);
-    index.put(1, "fact", v(1, 0));
-    index.put(2, "fact", v(1, 0.1));
-    index.put(3, "fact", v(0, 1));
-    index.put(4, "log", v(1, 0));
+    const { index, put } = indexOf();
+    put(1, "fact", v(1, 0));
+    put(2, "fact", v(1, 0.1));
+    put(3, "fact", v(0, 1));
+    put(4, "log", v(1, 0));
     const [rank, cosine] = index.rankOf(v(0, 1), 2, "fact");
     expect(rank).toBe(2);
     expect(cosine).toBeCloseTo(v(1, 0.1)[1], 6);
     expect(index.rankOf(v(0, 1), 4, "fact")[0]).toBeNull();
-    const pairs = [...index.pairs("fact")].map(([, a, b]) => [a, b]);
-    expect(pairs).toEqual([[1, 2], [1, 3], [2, 3]]);
+    expect(index.pairs("fact").map(([, a, b]) => [a, b])).toEqual([[1, 2], [1, 3], [2, 3]]);
+    expect(index.pairs("fact", 0.5).map(([, a, b]) => [a, b])).toEqual([[1, 2]]);
+  });
+});
+
+describe("the codes", () => {
+  it("score within their bound of the exact cosine, for every bit width", () => {
+    for (const bits of [1, 2, 4, 8]) {
+      for (const dims of [16, 384, 768]) {
+        const code = new Uint8Array(Math.ceil((dims * bits) / 8)), params = new Float32Array(3);
+        let worst = 0;
+        for (let t = 0; t < 50; t++) {
+          const x = randomUnit(dims), q = t % 2 ? near(x, 0.9) : randomUnit(dims);
+          encode(x, bits, code, params);
+          const { index } = indexOf(dims, bits);
+          index.put(1, "fact", x);
+          const error = Math.abs(index.approx(q)[0] - dot(x, q));
+          expect(error).toBeLessThanOrEqual(index.bound(0, 1));
+          expect(params[2]).toBeGreaterThanOrEqual(0);
+          worst = Math.max(worst, error / params[2]);
+        }
+        expect(worst).toBeLessThan(1);
+      }
+    }
+  });
+
+  it("find every row at or above a cosine that exact search finds, and no other", () => {
+    const dims = 384;
+    const { index, table, put } = indexOf(dims);
+    const base = randomUnit(dims);
+    // Rows spread around the thresholds: the codes' error (about 0.1 of bound) must not hide one.
+    for (let id = 1; id <= 600; id++) put(id, TYPES[id % 2], near(base, 0.6 + 0.4 * rand()));
+    for (const min of [0.8, 0.9, 0.97]) {
+      for (const type of ["fact", "skill"] as const) {
+        const want = [...table].filter(([id, x]) => TYPES[id % 2] === type && dot(x, base) >= min).map(([id, x]) => [id, dot(x, base)]);
+        const got = index.near(base, type, min);
+        expect(got.sort((a, b) => a[0] - b[0])).toEqual(want.sort((a, b) => a[0] - b[0]));
+      }
+    }
+    // The pairs at 0.9, against every pair computed from the table.
+    const rows = [...table].filter(([id]) => id % 2 === 0);
+    const want = new Set<string>();
+    for (let a = 0; a < rows.length; a++) for (let b = a + 1; b < rows.length; b++) if (dot(rows[a][1], rows[b][1]) >= 0.9) want.add(`${rows[a][0]}-${rows[b][0]}`);
+    expect(new Set(index.pairs("fact", 0.9).map(([, a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`))).toEqual(want);
+  });
+
+  it("rank the exact top k for a memory of at most k + rescore rows, and read only the candidates of a bigger one", () => {
+    const dims = 64;
+    const { index, table, put, counter } = indexOf(dims, 4, BLOCK, 50);
+    for (let id = 1; id <= 2000; id++) put(id, "fact", randomUnit(dims));
+    for (let t = 0; t < 20; t++) {
+      const q = randomUnit(dims);
+      const exact = [...table].map(([id, x]): [number, number] => [id, dot(x, q)]).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 10);
+      counter.reads = 0;
+      expect(index.search(q, null, 10)).toEqual(exact);
+      expect(counter.reads).toBe(60);
+      const [rank, cosine] = index.rankOf(q, exact[3][0], null);
+      expect([rank, cosine]).toEqual([4, exact[3][1]]);
+    }
   });
 });
 
 describe("what the index holds", () => {
   it("counts its arrays' bytes exactly and the row map as a bound, and grows a block at a time", () => {
-    const index = new VectorIndex(4, 8);  // blocks of 8 rows
+    const { index, put, remove } = indexOf(4, 4, 8);  // blocks of 8 rows, 2 bytes of code a row
     expect(index.bytes()).toBe(0);
     for (let id = 1; id <= 20; id++) {
       const bound = index.bytesWith(1);
-      index.put(id, "fact", v(id, 1, 0, 0));
+      put(id, "fact", v(id, 1, 0, 0));
       expect(index.bytes()).toBeLessThanOrEqual(bound);
     }
-    expect(index.blocks.map((b) => b.byteLength)).toEqual([8 * 4 * 4, 8 * 4 * 4, 8 * 4 * 4]);
-    const arrays = index.blocks.reduce((s, b) => s + b.byteLength, 0) + index.ids.byteLength + index.types.byteLength;
-    expect(arrays).toBe(3 * 8 * 16 + 24 * 8 + 24);
+    expect(index.codes.map((b) => b.byteLength)).toEqual([8 * 2, 8 * 2, 8 * 2]);
+    expect(index.params.map((b) => b.byteLength)).toEqual([8 * 12, 8 * 12, 8 * 12]);
+    const arrays = [...index.codes, ...index.params].reduce((s, b) => s + b.byteLength, 0) + index.ids.byteLength + index.types.byteLength;
+    expect(arrays).toBe(3 * 8 * (2 + 12) + 24 * 9);
+    expect(index.arrayBytes()).toBe(arrays);
     expect(index.bytes()).toBe(arrays + 20 * MAP_ENTRY_BYTES);
     expect(index.bytesWith(4)).toBe(arrays + 24 * MAP_ENTRY_BYTES);  // room in the last block
-    expect(index.bytesWith(5)).toBe(arrays + 8 * 16 + 8 * 9 + 24 * 9 + 25 * MAP_ENTRY_BYTES);  // a block more, ids copied
-    index.remove(3);
+    expect(index.bytesWith(5)).toBe(arrays + 8 * 14 + 8 * 9 + 24 * 9 + 25 * MAP_ENTRY_BYTES);  // a block more, ids copied
+    remove(3);
     expect(index.bytes()).toBe(arrays + 19 * MAP_ENTRY_BYTES);
+  });
+
+  it("takes a row's code, ROW_BYTES and a map entry a fact", () => {
+    const { index } = indexOf(768);
+    expect(index.bytesWith(BLOCK) / BLOCK).toBe(768 / 2 + ROW_BYTES + MAP_ENTRY_BYTES);
   });
 });
