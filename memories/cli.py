@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .recall import PRESETS, Fusion
-from .facts import DEFAULT_FLOOR, DEFAULT_THRESHOLD, StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
@@ -23,6 +23,12 @@ FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an expo
 
 def env_float(name: str, default: float) -> float:
     return float(os.environ.get(name) or default)
+
+
+def env_number(name: str) -> float | None:
+    """A number the environment sets, or None: the model's own (models.py)."""
+    value = os.environ.get(name)
+    return float(value) if value else None
 
 
 def fusion_from_env() -> Fusion:
@@ -45,10 +51,15 @@ def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
 
 def memory_at(db: str, embedder) -> Memory:
     """The memory in file db with an embedder already loaded (serve --dir shares one among all)."""
-    threshold = env_float("MEMORY_DUP_THRESHOLD", DEFAULT_THRESHOLD)
-    floor = env_float("MEMORY_REVIEW_FLOOR", DEFAULT_FLOOR)  # pairs at or above it are kept on write
-    if not 0.5 <= floor <= threshold:
-        raise SystemExit(f"error: MEMORY_REVIEW_FLOOR must be between 0.5 and the duplicate threshold ({threshold})")
+    from .models import numbers_for
+
+    # Each is the model's own (models.py) unless the environment sets it.
+    numbers = numbers_for(embedder.model_id if embedder else None)
+    threshold, floor, expand = env_number("MEMORY_DUP_THRESHOLD"), env_number("MEMORY_REVIEW_FLOOR"), env_number("MEMORY_EXPAND")
+    if not 0.5 <= (floor or numbers.floor) <= (threshold or numbers.threshold):
+        raise SystemExit(f"error: MEMORY_REVIEW_FLOOR must be between 0.5 and the duplicate threshold ({threshold or numbers.threshold})")
+    if expand is not None and not 0 <= expand <= 1:
+        raise SystemExit("error: MEMORY_EXPAND must be between 0 (off) and 1")
     history = int(env_float("MEMORY_HISTORY", HISTORY_KEEP))  # entries kept: how far back undo reaches
     recall_log = int(env_float("MEMORY_RECALL_LOG", RECALL_LOG_KEEP))  # recalls kept; 0 logs none
     if history < 1 or recall_log < 0:
@@ -57,7 +68,7 @@ def memory_at(db: str, embedder) -> Memory:
     if budget is not None and not (budget.isdigit() and int(budget) > 0):
         raise SystemExit("error: MEMORY_BUDGET_BYTES must be a whole number of bytes")
     return Memory(db, embedder, fusion=fusion_from_env(), threshold=threshold, floor=floor, history=history,
-                  recall_log=recall_log, budget=int(budget) if budget else None)
+                  recall_log=recall_log, budget=int(budget) if budget else None, expand=expand)
 
 
 def serve(args: argparse.Namespace) -> int:

@@ -139,7 +139,16 @@ RECALL = obj(
     },
     required=["results", "mode"],
 )
-SETTINGS = obj({"fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}}})
+SOURCE = {"type": "string", "enum": ["model", "environment", "memory", "file"],
+          "description": "where the number in use comes from: the model's row of the table, the environment, the memory's "
+                         "own settings, or (the review floor, local service) the file's, which another process rebuilt the pairs at"}
+NUMBER = obj({"value": {"type": "number"}, "from": SOURCE, "model": {"type": "number", "description": "the model's row"}})
+SETTINGS = obj({
+    "fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}},
+    "model": obj({"id": {"type": ["string", "null"]},
+                  "measured": {"type": ["string", "null"], "description": "when and where the model's numbers were measured; null: not measured"}}),
+    "thresholds": obj({"duplicate": NUMBER, "review_floor": NUMBER, "expand": NUMBER}),
+})
 STATS = obj(
     {
         "facts": {"type": "integer"}, "fts": {"type": "integer"}, "vectors": {"type": "integer"},
@@ -396,11 +405,14 @@ def openapi_document() -> dict:
                 "get": {"summary": "One logged recall", "responses": {**ok(RECALL_ENTRY), **errors("401", "404")}},
             },
             "/settings": {
-                "get": {"summary": "The memory's own recall settings", "responses": {**ok(SETTINGS), **errors("401")}},
+                "get": {"summary": "The memory's own recall settings, and the thresholds in use with where each comes from", "responses": {**ok(SETTINGS), **errors("401")}},
                 "put": {
-                    "summary": "Set the memory's own recall settings (recorded in the history)",
+                    "summary": "Set the memory's own recall settings and duplicate threshold (recorded in the history)",
                     "parameters": [CLIENT],
-                    "requestBody": body(obj({"fusion": FUSION}, extra=False)),
+                    "requestBody": body(obj({"fusion": FUSION, "threshold": {
+                        "type": ["number", "null"], "minimum": 0.5, "maximum": 1,
+                        "description": "the memory's own duplicate threshold (the review floor to 1); null: the model's or the environment's again"}},
+                        required=[], extra=False) | {"minProperties": 1}),
                     "responses": {**ok(SETTINGS), **errors("400", "401", "422")},
                 },
             },

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dedup import distinct
-from .facts import DEFAULT_THRESHOLD, Fact, MemoryFull, clean_type
+from .facts import Fact, MemoryFull, clean_type
 from .pairs import top
 from .reading import Reader
 from .state import State
@@ -19,11 +19,12 @@ class Review:
         self.state = state
         self.reader = reader
 
-    def duplicates(self, threshold: float = DEFAULT_THRESHOLD, type: str | None = None, limit: int = 1000) -> tuple[list[dict], int]:
+    def duplicates(self, threshold: float | None = None, type: str | None = None, limit: int = 1000) -> tuple[list[dict], int]:
         """Same-type pairs with cosine >= threshold, highest first: (pairs, total found)."""
         state = self.state
         types = [clean_type(type)] if type else list(TYPES)
         with state.reading():
+            threshold = state.threshold if threshold is None else threshold
             if threshold >= state.floor and state.pairs_built():
                 s, a, b = state.pairs.read(threshold, types)
             else:

@@ -260,20 +260,28 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
 
     @route("/settings", ["GET"])
     async def settings(request: Request) -> Response:
-        return JSONResponse(memory.settings())
+        return JSONResponse(await run(memory.settings))
 
     @route("/settings", ["PUT"])
     async def put_settings(request: Request) -> Response:
         data = await read_json(request)
         client = client_of(request)
-        if "fusion" not in data:
-            raise InvalidInput("fusion is required: the settings, as recall's fusion takes them")
-        unknown = set(data) - {"fusion"}
+        if "fusion" not in data and "threshold" not in data:
+            raise InvalidInput("fusion or threshold is required: the recall settings, as recall's fusion takes them, "
+                               "and/or the memory's own duplicate threshold")
+        unknown = set(data) - {"fusion", "threshold"}
         if unknown:
             raise InvalidInput(f"unknown settings: {', '.join(sorted(unknown)).encode('utf-8', 'backslashreplace').decode()}")
-        fusion = fusion_param(data, memory.state.shipped)  # a preset, or single settings over the shipped
-        await run(memory.set_settings, fusion, client)
-        return JSONResponse(memory.settings())
+        # a preset, or single settings over the shipped; without fusion, the memory's as they are
+        fusion = fusion_param(data, memory.state.shipped) if "fusion" in data else None
+        threshold = False  # as it is
+        if "threshold" in data:  # null: the process's again (the model's or the environment's)
+            floor = memory.state.floor
+            if data["threshold"] == "":
+                raise InvalidInput("threshold must be a number")
+            threshold = None if data["threshold"] is None else float_param(data["threshold"], "threshold", 0, floor, 1.0)
+        await run(memory.set_settings, fusion, client, threshold)
+        return JSONResponse(await run(memory.settings))
 
     async def not_found(request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 405:

@@ -35,6 +35,7 @@ from . import snapshot
 from .embeddings import Embedder
 from .facts import MemoryFull, StoreError, Unavailable
 from .migrations import migrate, transaction
+from .models import numbers_for
 from .pairs import Pairs
 from .recall import Fusion
 from .vectors import TYPE_CODE, TYPES, VectorIndex
@@ -72,8 +73,8 @@ def wal(db: sqlite3.Connection, tries: int = 100) -> None:
 
 
 class State:
-    def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion, threshold: float, floor: float,
-                 budget: int | None = None):
+    def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion, threshold: float | None,
+                 floor: float | None, budget: int | None = None, expand: float | None = None):
         self.path = str(path)
         # Bytes the vectors and words in memory may take (MEMORY_BUDGET_BYTES; None: no limit).
         # Past it a write is a 507 `memory_full`, and a file whose vectors would pass it opens
@@ -81,9 +82,18 @@ class State:
         self.budget = budget
         self.full: str | None = None
         self.embedder = embedder
+        # The model's numbers (models.py) unless this process was given its own (the environment).
+        self.numbers = numbers_for(self.model)
+        self.sources = {"duplicate": "model" if threshold is None else "environment",
+                        "review_floor": "model" if floor is None else "environment",
+                        "expand": "model" if expand is None and fusion.expand else "environment"}
+        if fusion.expand:  # (a preset that turns expansion off keeps it off)
+            fusion = replace(fusion, expand=self.numbers.expand if expand is None else expand)
         self.shipped = fusion  # this process's default; the memory's own settings win (`settings`)
         self.fusion = fusion
-        self.threshold = threshold
+        self.threshold_setting = self.numbers.threshold if threshold is None else threshold
+        self.own_threshold: float | None = None  # the memory's own (PUT /settings), which wins
+        floor = self.numbers.floor if floor is None else floor
         self.floor = floor  # the file's, once read (sync); `floor_setting` is this process's
         self.floor_setting = floor
         self.lock = threading.RLock()
@@ -124,14 +134,23 @@ class State:
     def set_meta(self, key: str, value) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
 
+    @property
+    def threshold(self) -> float:
+        """The duplicate threshold writes use: the memory's own, else this process's."""
+        return self.threshold_setting if self.own_threshold is None else self.own_threshold
+
     def settings(self) -> dict:
-        """The memory's own recall settings: those stored in it, or the shipped default."""
-        return asdict(self.fusion)
+        """The memory's own settings as stored and recorded in the history: the recall settings
+        (those stored in it, or the shipped default) and `threshold` when it has its own."""
+        own = {} if self.own_threshold is None else {"threshold": self.own_threshold}
+        return asdict(self.fusion) | own
 
     def use_settings(self, stored: dict | None) -> None:
-        """Recall with `stored` from now on (the fields this version knows; None: the shipped)."""
+        """Recall and dedup with `stored` from now on (the fields this version knows; None: the shipped)."""
         known = {f.name for f in fields(Fusion)}
+        stored = stored or {}
         self.fusion = replace(self.shipped, **{k: v for k, v in stored.items() if k in known}) if stored else self.shipped
+        self.own_threshold = stored.get("threshold")
 
     def pairs_built(self, floor: float | None = None) -> bool:
         """The pairs are this model's at `floor` (the file's by default; a file from before

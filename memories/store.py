@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .background import Background
 from .embeddings import Embedder
-from .facts import DEFAULT_FLOOR, DEFAULT_THRESHOLD, AddResult, Fact
+from .facts import AddResult, Fact
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .history import Entry, History
 from .reading import Reader
@@ -40,9 +40,11 @@ from .writing import Writer
 
 class Memory:
     def __init__(self, path: str | Path, embedder: Embedder | None, fusion: Fusion | None = None,
-                 threshold: float = DEFAULT_THRESHOLD, floor: float = DEFAULT_FLOOR,
-                 history: int = HISTORY_KEEP, recall_log: int = RECALL_LOG_KEEP, budget: int | None = None):
-        self.state = State(path, embedder, fusion or DEFAULT, threshold, floor, budget)
+                 threshold: float | None = None, floor: float | None = None,
+                 history: int = HISTORY_KEEP, recall_log: int = RECALL_LOG_KEEP, budget: int | None = None,
+                 expand: float | None = None):
+        """`threshold`, `floor`, `expand`: this process's (the environment's); None: the model's (models.py)."""
+        self.state = State(path, embedder, fusion or DEFAULT, threshold, floor, budget, expand)
         self.reader = Reader(self.state)
         self.history = History(self.state, history)
         self.recall_log = RecallLog(self.state, recall_log)
@@ -101,8 +103,15 @@ class Memory:
     def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
         return self.writer.undo(entry_id, client)
 
-    def set_settings(self, fusion: Fusion, client: str = "") -> dict:
-        return self.writer.set_settings(asdict(fusion), client)
+    def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False) -> dict:
+        """The memory's own settings: `fusion` (None: as they are) and its own duplicate threshold
+        (`threshold`: a number, None to use the process's again, False: as it is)."""
+        def changed(before: dict) -> dict:
+            settings = {k: v for k, v in before.items() if k != "threshold"} if fusion is None else asdict(fusion)
+            own = before.get("threshold") if threshold is False else threshold
+            return settings | ({} if own is None else {"threshold": own})
+
+        return self.writer.set_settings(changed, client)
 
     def reindex(self) -> dict:
         return self.writer.reindex()
@@ -139,7 +148,7 @@ class Memory:
     def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
         return self.searcher.explain(query, fact_id, type, fusion)
 
-    def duplicates(self, threshold: float = DEFAULT_THRESHOLD, type: str | None = None,
+    def duplicates(self, threshold: float | None = None, type: str | None = None,
                    limit: int = 1000) -> tuple[list[dict], int]:
         return self.review.duplicates(threshold, type, limit)
 
@@ -172,9 +181,27 @@ class Memory:
         return self.recall_log.clear()
 
     def settings(self) -> dict:
-        """The memory's own recall settings, the shipped ones, and which differ."""
-        mine, shipped = self.state.settings(), asdict(self.state.shipped)
-        return {"fusion": mine, "shipped": shipped, "changed": [k for k in mine if mine[k] != shipped[k]]}
+        """The memory's own recall settings, the shipped ones, and which differ; the duplicate
+        threshold, review floor and expansion cut-off in use, each with where it comes from
+        (`model`: the model's row in models.py, `environment`, `memory`: its own settings, or
+        for the floor `file`: the one another process rebuilt the pairs at)."""
+        state = self.state
+        with state.reading():  # (another process may have changed them)
+            mine, shipped = asdict(state.fusion), asdict(state.shipped)
+            own, floor = state.own_threshold, state.floor
+        numbers = state.numbers
+        expand_from = "memory" if mine["expand"] != shipped["expand"] else state.sources["expand"]
+        return {
+            "fusion": mine, "shipped": shipped, "changed": [k for k in mine if mine[k] != shipped[k]],
+            "model": {"id": state.model, "measured": numbers.measured},
+            "thresholds": {
+                "duplicate": {"value": state.threshold, "from": "memory" if own is not None else state.sources["duplicate"],
+                              "model": numbers.threshold},
+                "review_floor": {"value": floor, "from": "file" if floor != state.floor_setting else state.sources["review_floor"],
+                                 "model": numbers.floor},
+                "expand": {"value": mine["expand"], "from": expand_from, "model": numbers.expand},
+            },
+        }
 
     # -- the file (state.py, background.py) -------------------------------------------
 

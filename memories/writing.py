@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -277,11 +277,14 @@ class Writer:
             self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
         return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
 
-    def set_settings(self, fusion: dict, client: str = "", note: str = "", undoes: int | None = None) -> dict:
-        """The memory's own recall settings (a Fusion as a dict), recorded with those before."""
+    def set_settings(self, settings: dict | Callable[[dict], dict], client: str = "", note: str = "",
+                     undoes: int | None = None) -> dict:
+        """The memory's own settings (a Fusion as a dict, and `threshold` when it has its own
+        duplicate threshold; or a function of those before that gives them), recorded with those before."""
         state = self.state
         with state.writing() as after:
             before = state.settings()
+            fusion = settings(before) if callable(settings) else settings
             state.set_meta("settings", json.dumps(fusion))
             self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)
             after.append(partial(state.use_settings, fusion))

@@ -139,7 +139,7 @@ def settings_read() -> set[str]:
     names = set(re.findall(r'env\.[a-z]+\("([A-Z_]+)"', (ROOT / "dashboard" / "settings.py").read_text()))
     for path in [*(ROOT / "memories").glob("*.py"), ROOT / "scripts" / "run.py"]:
         text = path.read_text(encoding="utf-8")
-        names |= set(re.findall(r'(?:environ\.get|env_float)\(\s*"([A-Z_]+)"', text))
+        names |= set(re.findall(r'(?:environ\.get|env_float|env_number)\(\s*"([A-Z_]+)"', text))
         names |= set(re.findall(r'env\["([A-Z_]+)"\]', text))
     env_d = (ROOT / "worker" / "src" / "env.d.ts").read_text(encoding="utf-8")
     names |= set(re.findall(r"^\s+([A-Z_]+)\??:", env_d, re.M)) - {"MEMORY", "AI"}  # those two are bindings

@@ -162,6 +162,55 @@ def test_the_memory_keeps_its_own_settings_and_they_can_be_undone(api):
     assert api.get("/settings").json() == start
 
 
+def test_settings_say_which_thresholds_apply_and_where_each_comes_from(api):
+    start = api.get("/settings").json()
+    assert start["model"]["id"] == "all-MiniLM-L6-v2-onnx-int8" and "dedup_quality.py" in start["model"]["measured"]
+    assert start["thresholds"] == {  # MiniLM's row of the model table, on either memory
+        "duplicate": {"value": 0.97, "from": "model", "model": 0.97},
+        "review_floor": {"value": 0.8, "from": "model", "model": 0.8},
+        "expand": {"value": 0.65, "from": "model", "model": 0.65},
+    }
+
+
+def test_the_memory_can_have_its_own_duplicate_threshold_recorded_and_undone(api):
+    start = api.get("/settings").json()
+    put = as_client(api, "dashboard")("PUT", "/settings", json={"threshold": 0.9, "fusion": {"expand": 0.7}})
+    assert put.status_code == 200, put.text
+    assert put.json()["thresholds"]["duplicate"] == {"value": 0.9, "from": "memory", "model": 0.97}
+    assert put.json()["thresholds"]["expand"] == {"value": 0.7, "from": "memory", "model": 0.65}
+    # A body without fusion keeps the memory's recall settings; without threshold, its threshold.
+    assert api.put("/settings", json={"threshold": 0.95}).json()["fusion"]["expand"] == 0.7
+    assert api.put("/settings", json={"fusion": {"expand": 0.75}}).json()["thresholds"]["duplicate"]["value"] == 0.95
+    entries = api.get("/history", params={"op": "settings", "limit": 3}).json()["entries"]
+    assert entries[1]["after"]["threshold"] == 0.95 and entries[2]["before"] == start["fusion"]
+    # Writes use it: a rewording just over the memory's threshold is merged, just under it stored.
+    api.put("/settings", json={"threshold": 1.0})
+    tag = uuid.uuid4().hex[:8]  # the same in both: texts that differ in it are distinct facts to the guard
+    a, b = f"The owner likes green tea ({tag}).", f"The owner enjoys green tea ({tag})."
+    first = api.post("/facts", json={"text": a}).json()["fact"]
+    second = api.post("/facts", json={"text": b}).json()["fact"]
+    [cosine] = [n["cosine"] for n in api.get(f"/facts/{first['id']}/neighbours").json()["neighbours"] if n["fact"]["id"] == second["id"]]
+    api.delete(f"/facts/{second['id']}")
+    api.put("/settings", json={"threshold": round(cosine + 0.002, 4)})
+    again = api.post("/facts", json={"text": b}).json()
+    assert again["created"], cosine
+    api.delete(f"/facts/{again['fact']['id']}")
+    api.put("/settings", json={"threshold": round(cosine - 0.002, 4)})
+    merged = api.post("/facts", json={"text": b}).json()
+    assert not merged["created"] and merged["fact"]["id"] == first["id"], cosine
+    dropped = api.put("/settings", json={"threshold": None}).json()
+    assert dropped["thresholds"]["duplicate"] == {"value": 0.97, "from": "model", "model": 0.97}
+    api.put("/settings", json={"fusion": {}})
+    assert api.get("/settings").json() == start
+
+
+@pytest.mark.parametrize("body", [{"threshold": 0.7}, {"threshold": 1.5}, {"threshold": "x"}, {"threshold": ""},
+                                  {"threshold": True}])
+def test_a_duplicate_threshold_below_the_floor_or_not_a_number_is_a_422(api, body):
+    r = api.put("/settings", json=body)
+    assert r.status_code == 422 and "threshold" in r.json()["error"]["message"], r.text
+
+
 @pytest.mark.parametrize("body,field", [
     ({"fusion": {"rerank": 99}}, "fusion.rerank"), ({"fusion": {"nope": 1}}, "nope"), ({"fusion": {"expand": "x"}}, "fusion.expand"),
     ({"fusion": {}, "other": 1}, "other"), ({}, "fusion"),

@@ -33,6 +33,34 @@ export const AI_MODELS: Record<string, AiModel> = {
   "@cf/baai/bge-large-en-v1.5": { dims: 1024, ...BGE_V15 },
   "@cf/baai/bge-m3": { dims: 1024, chars: 8000, form: "NFKC", pooling: false, perCall: 56_000 },
 };
+/** The numbers that belong to the model (memories/models.py, the same table): the duplicate
+ * threshold, the review floor and the expansion cut-off, and when and where they were measured
+ * (null: not measured, MiniLM's numbers until the dashboard's calibration finds the model's).
+ * The environment (DUPLICATE_THRESHOLD, REVIEW_FLOOR) and the memory's own settings win over them. */
+export interface ModelNumbers {
+  threshold: number;
+  floor: number;
+  expand: number;
+  measured: string | null;
+}
+
+const MINILM: ModelNumbers = {
+  threshold: 0.97, floor: 0.8, expand: 0.65,
+  measured: "2026-11-30 and 2026-12-01 on all-MiniLM-L6-v2: benchmarks/dedup_quality.py (memories/data/"
+    + "dedup_pairs.json) for the threshold and floor, docs/recall-quality.md for the expansion cut-off",
+};
+const NOT_MEASURED: ModelNumbers = { ...MINILM, measured: null };
+export const MODEL_NUMBERS: Record<string, ModelNumbers> = {
+  "all-MiniLM-L6-v2-onnx-int8": MINILM,  // EMBEDDER=http with the Python package's model
+  "@cf/baai/bge-small-en-v1.5": NOT_MEASURED,
+  "@cf/baai/bge-base-en-v1.5": NOT_MEASURED,
+  "@cf/baai/bge-large-en-v1.5": NOT_MEASURED,
+  "@cf/baai/bge-m3": NOT_MEASURED,
+};
+
+/** The model's row; a model without one gets MiniLM's numbers, not measured. */
+export const numbersFor = (model: string): ModelNumbers => MODEL_NUMBERS[model] ?? NOT_MEASURED;
+
 /** Texts a Workers AI embedding call takes at most. */
 export const AI_MAX_TEXTS = 100;
 

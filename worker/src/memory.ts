@@ -15,6 +15,7 @@ import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
 import { Review } from "./review";
 import { migrate } from "./schema";
 import { Searcher } from "./searching";
+import { settingsAnswer } from "./settings";
 import { State, envCount } from "./state";
 import { textKey } from "./text";
 import { Writer } from "./writing";
@@ -200,10 +201,9 @@ export class MemoryObject extends DurableObject<Env> {
     return answer;
   }
 
-  /** The memory's own recall settings, the shipped ones, and which differ (store.py `settings`). */
+  /** The memory's own recall settings, the shipped ones, which differ, and the thresholds in use (store.py `settings`). */
   private settings() {
-    const [mine, shipped] = [this.state.settings(), this.state.shipped];
-    return { fusion: mine, shipped, changed: (Object.keys(mine) as (keyof typeof mine)[]).filter((k) => mine[k] !== shipped[k]) };
+    return settingsAnswer(this.state);
   }
 }
 

@@ -3,15 +3,13 @@
 // two still agree (stats). One State is shared by the parts of the object (reading.ts,
 // writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
-import { type Embedder, RateLimited, makeEmbedder } from "./embedder";
+import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
-import { DEFAULT, type Fusion } from "./recall";
-import { BLOCK, type FactType, TYPES, VectorIndex } from "./vectors";
-import { Vocabulary, wordBytes } from "./vocabulary";
+import { type Fusion } from "./recall";
+import { type Sources, processNumbers } from "./settings";
+import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
+import { Vocabulary } from "./vocabulary";
 
-const DEFAULT_THRESHOLD = 0.97;
-// Pairs at or above this cosine are kept on write (the pairs table), as facts.py's DEFAULT_FLOOR.
-const DEFAULT_FLOOR = 0.8;
 const SAMPLED_ROWS = 256;  // matrix rows /stats compares with the table
 // What the vectors and words in memory may take (MEMORY_BUDGET_BYTES): an object's isolate has
 // 128 MB, and a request needs the rest (its body, a batch's vectors, SQLite's results).
@@ -20,11 +18,16 @@ const MIB = 2 ** 20;
 
 export class State {
   sql: SqlStorage;
-  vectors = new VectorIndex(0);
+  vectors: VectorIndex;
   vocab: Vocabulary;
   embedder: Embedder;
-  threshold: number;
-  floor: number;
+  // The duplicate threshold, the review floor and the expansion cut-off (in `shipped`): the
+  // model's (embedder.ts MODEL_NUMBERS) unless the environment or the memory's own settings say.
+  numbers: ModelNumbers;
+  thresholdSetting: number;  // this process's: the environment's or the model's
+  ownThreshold: number | null = null;  // the memory's own (PUT /settings), which wins
+  sources: Sources;
+  floor: number;  // pairs at or above it are kept on write (the pairs table), as state.py's
   keywordErrors = 0;  // FTS5 searches that failed since the object started (recall went on by vector)
   budget: number;  // bytes the vectors and words in memory may take
   // Why the vectors and words are not in memory (they would take more than the budget), or null.
@@ -34,16 +37,34 @@ export class State {
   private fullBytes = 0;  // what its vectors and words would take, when `full`
   // What recall and explain use when a request sends no fusion: the memory's own settings
   // (meta 'settings', PUT /settings) over the shipped default.
-  readonly shipped: Fusion = DEFAULT;
-  fusion: Fusion = DEFAULT;
+  readonly shipped: Fusion;
+  fusion: Fusion;
 
   constructor(readonly ctx: DurableObjectState, env: Env) {
     this.sql = ctx.storage.sql;
     this.embedder = makeEmbedder(env);
-    this.threshold = Number(env.DUPLICATE_THRESHOLD || DEFAULT_THRESHOLD);
-    this.floor = Number(env.REVIEW_FLOOR || DEFAULT_FLOOR);
+    this.numbers = numbersFor(this.embedder.model);  // the model's own unless the environment says (settings.ts)
+    [this.thresholdSetting, this.floor, this.shipped, this.sources] = processNumbers(env, this.numbers);
+    this.fusion = this.shipped;
     this.budget = envCount(env.MEMORY_BUDGET_BYTES, "MEMORY_BUDGET_BYTES", DEFAULT_BUDGET, 1);
     this.vocab = new Vocabulary(this.sql, this.embedder.model, this.embedder.dims);
+    this.vectors = this.factIndex();
+  }
+
+  /** An empty index of the facts' codes, whose exact vectors it reads from the vectors table. */
+  factIndex(): VectorIndex {
+    const { model, dims } = this.embedder;
+    return new VectorIndex(dims, (ids) => {
+      const out = new Map<number, Float32Array>();
+      for (const r of this.sql.exec("SELECT fact_id, embedding FROM vectors WHERE model = ? AND dims = ? AND fact_id IN (SELECT value FROM json_each(?))",
+        model, dims, JSON.stringify(ids))) out.set(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer));
+      return out;
+    }, FACT_BITS);
+  }
+
+  /** What `facts` fact rows and `words` words take, held anew. */
+  private bytesAnew(facts: number, words: number): number {
+    return this.factIndex().bytesWith(facts) + this.vocab.newIndex().bytesWith(words);
   }
 
   meta(key: string): SqlStorageValue | null {
@@ -55,15 +76,22 @@ export class State {
     this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", key, value);
   }
 
-  /** The memory's own recall settings: those stored in it, or the shipped default. */
-  settings(): Fusion {
-    return this.fusion;
+  /** The duplicate threshold writes use: the memory's own, else this process's. */
+  get threshold(): number {
+    return this.ownThreshold ?? this.thresholdSetting;
   }
 
-  /** Recall with `stored` from now on (the fields this version knows; null: the shipped). */
+  /** The memory's own settings as stored and recorded in the history: the recall settings (those
+   * stored in it, or the shipped default) and `threshold` when it has its own. */
+  settings(): Record<string, unknown> {
+    return this.ownThreshold === null ? { ...this.fusion } : { ...this.fusion, threshold: this.ownThreshold };
+  }
+
+  /** Recall and dedup with `stored` from now on (the fields this version knows; null: the shipped). */
   useSettings(stored: Record<string, unknown> | null): void {
     const known = Object.keys(this.shipped);
     this.fusion = { ...this.shipped, ...Object.fromEntries(Object.entries(stored ?? {}).filter(([k]) => known.includes(k))) };
+    this.ownThreshold = typeof stored?.threshold === "number" ? stored.threshold : null;
   }
 
   /** Every pair at the floor is in the table (the fill has caught up). */
@@ -87,10 +115,9 @@ export class State {
     const n = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ n: number }>(sql, ...args).one().n;
     const { model, dims } = this.embedder;
     const facts = n("SELECT count(*) AS n FROM vectors WHERE model = ? AND dims = ?", model, dims);
-    const words = this.sql.exec<{ n: number; chars: number }>(
-      "SELECT count(*) AS n, coalesce(sum(length(word)), 0) AS chars FROM words WHERE model = ?", model).one();
-    const need = new VectorIndex(dims).bytesWith(facts) + new VectorIndex(dims).bytesWith(words.n) + wordBytes(words.n, words.chars);
-    this.vectors = new VectorIndex(dims);
+    const words = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM words WHERE model = ?", model).one();
+    const need = this.bytesAnew(facts, words.n);
+    this.vectors = this.factIndex();
     if (need > this.budget) {
       this.fullBytes = need;
       this.full = `this memory's ${facts} vectors and ${words.n} words would take ${mib(need)} of memory, past its budget of `
@@ -120,18 +147,19 @@ export class State {
   capacity(facts: number): number {
     const { vectors, vocabulary } = this.memoryBytes();
     const held = this.full ? this.fullBytes : vectors + vocabulary;  // (full: none is in memory)
-    const words = this.full ? facts : this.vocab.words.length;
+    const words = this.full ? facts : this.vocab.size;
     const ratio = facts ? words / facts : 1;  // varied text: about a new word a fact
-    const row = new VectorIndex(this.embedder.dims).bytesWith(BLOCK) / BLOCK;  // a row, its id, type and map entry
-    const perFact = row + ratio * (row + wordBytes(1, words ? this.vocab.chars / words : 8));
+    // A fact's row: its code, lo, step and err, id, type and map entry; a word's: the same but the map entry.
+    const row = this.factIndex().bytesWith(BLOCK) / BLOCK;
+    const wordRow = this.vocab.newIndex().bytesWith(BLOCK) / BLOCK;
+    const perFact = row + ratio * wordRow;
     return Math.max(0, Math.floor(facts + (this.budget - held) / perFact));
   }
 
-  /** 507 `memory_full` unless `facts` more facts and `words` more words (of `chars` code units)
-   * fit in the budget. */
-  ensureRoom(facts: number, words: number, chars: number): void {
+  /** 507 `memory_full` unless `facts` more facts and `words` more words fit in the budget. */
+  ensureRoom(facts: number, words: number): void {
     if (this.full) throw this.fullError();
-    const need = this.vectors.bytesWith(facts) + this.vocab.bytesWith(words, chars);
+    const need = this.vectors.bytesWith(facts) + this.vocab.bytesWith(words);
     if (need <= this.budget) return;
     const held = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n - Math.max(0, facts - 1);  // not the batch's own
     throw new HttpError(507, "memory_full", `this memory holds ${held} facts, and ${facts === 1 ? "this fact" : `these ${facts} facts`} `
@@ -142,9 +170,7 @@ export class State {
   /** 507 `memory_full` unless `facts` facts and `words` would fit in the budget in place of what
    * is held now (a reindex). */
   ensureRoomAnew(facts: number, words: string[]): void {
-    const { dims } = this.embedder;
-    const chars = words.reduce((sum, w) => sum + w.length, 0);
-    const need = new VectorIndex(dims).bytesWith(facts) + new VectorIndex(dims).bytesWith(words.length) + wordBytes(words.length, chars);
+    const need = this.bytesAnew(facts, words.length);
     if (need <= this.budget) return;
     throw new HttpError(507, "memory_full", `this memory's ${facts} facts and ${words.length} words would take ${mib(need)} of `
       + `memory with ${this.embedder.model}, past its budget of ${mib(this.budget)}: nothing was reindexed. ${this.wayOut()}`);
@@ -156,7 +182,7 @@ export class State {
   }
 
   loadVectors(): void {
-    this.vectors = new VectorIndex(this.embedder.dims);
+    this.vectors = this.factIndex();
     const rows = this.sql.exec(
       "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?",
       this.embedder.model, this.embedder.dims,
@@ -177,8 +203,8 @@ export class State {
 
   // -- consistency ----------------------------------------------------------------------
 
-  /** Of `sample` facts drawn at random from the matrix, those whose row there is not their
-   * vector in the table (state.py `_rows_out_of_step`): a sample, so /stats stays cheap. */
+  /** Of `sample` facts drawn at random from the index, those whose row there is not the code of
+   * their vector in the table (state.py `_rows_out_of_step`): a sample, so /stats stays cheap. */
   private rowsOutOfStep(sample: number): number[] {
     const held = [...this.vectors.row.keys()];
     const from = Math.max(0, held.length - sample);
@@ -190,9 +216,7 @@ export class State {
     const out: number[] = [];
     for (const r of this.sql.exec("SELECT fact_id, embedding FROM vectors WHERE model = ? AND fact_id IN (SELECT value FROM json_each(?))",
       this.embedder.model, JSON.stringify(drawn))) {
-      const stored = new Float32Array(r.embedding as ArrayBuffer);
-      const mine = this.vectors.vector(r.fact_id as number);
-      if (!mine || mine.length !== stored.length || mine.some((v, k) => v !== stored[k])) out.push(r.fact_id as number);
+      if (!this.vectors.holds(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer))) out.push(r.fact_id as number);
     }
     return out.sort((a, b) => a - b);
   }

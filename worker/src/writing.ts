@@ -12,7 +12,7 @@ import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, cleanId, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
 import { type Entry, type History, type Op } from "./history";
-import { HttpError, boolParam, invalid, tooLarge } from "./http";
+import { HttpError, boolParam, floatParam, invalid, tooLarge } from "./http";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { fusionParam } from "./searching";
@@ -54,46 +54,42 @@ export class Writer extends Part {
     return rows.length ? [rows[0].id as number, "exact", 1.0] : null;
   }
 
-  /** [existing id, "exact" or "near", score] of a fact this one would duplicate. */
-  private findDuplicate(text: string, type: FactType, vector: Float32Array, exclude: number | null = null,
-    row: [ArrayLike<number>, Float64Array] | null = null): [number, string, number] | null {
+  /** [existing id, "exact" or "near", score] of a fact this one would duplicate; `near` holds
+   * [id, exact cosine] of every same-type fact at or above the threshold (and maybe more). */
+  private findDuplicate(text: string, type: FactType, near: [number, number][], exclude: number | null = null): [number, string, number] | null {
     const exact = this.exactDuplicate(text, type, exclude);
     if (exact) return exact;
     // The nearest same-type facts at or above the threshold, best first; the first that does not
-    // differ in a number, date, name or negation is the duplicate (dedup.ts says why). A row of
-    // cosines already computed (for the pairs), with the id of each, gives the same candidates
-    // without a second scan.
-    const near = (row ? this.over(...row, this.state.threshold) : this.vectors.search(vector, type, NEAR_CANDIDATES, exclude))
-      .filter(([, s]) => s >= this.state.threshold);
-    if (!near.length) return null;
-    const texts = this.reader.getMany(near.map(([id]) => id));
-    const same = near.find(([id]) => texts.has(id) && distinct(text, texts.get(id)!.text) === null);
+    // differ in a number, date, name or negation is the duplicate (dedup.ts says why).
+    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude)
+      .sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, NEAR_CANDIDATES);
+    if (!over.length) return null;
+    const texts = this.reader.getMany(over.map(([id]) => id));
+    const same = over.find(([id]) => texts.has(id) && distinct(text, texts.get(id)!.text) === null);
     return same ? [same[0], "near", same[1]] : null;
   }
 
-  /** The NEAR_CANDIDATES best [id, cosine] of a row at or above `min`, ties by id, as search orders them. */
-  private over(ids: ArrayLike<number>, row: Float64Array, min: number): [number, number][] {
-    const out: [number, number][] = [];
-    for (let i = 0; i < row.length; i++) if (row[i] >= min) out.push([ids[i], row[i]]);
-    return out.sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, NEAR_CANDIDATES);
+  /** The lowest cosine a write needs: the duplicate threshold's and the pairs' floor. */
+  private get least(): number {
+    return Math.min(this.state.threshold, this.state.floor);
   }
 
-  /** The cosines of `vector` with the same-type facts of the matrix and then with those of
-   * `pending`, and the id of each: [ids, row]. */
-  private scores(vector: Float32Array, type: FactType, pending: Pending[]): [ArrayLike<number>, Float64Array] {
-    const { size } = this.vectors;
-    const mine = pending.filter((p) => p.type === type);
-    if (!mine.length) return [this.vectors.ids, this.vectors.scores(vector, type)];
-    const row = new Float64Array(size + mine.length);
-    row.set(this.vectors.scores(vector, type));
-    mine.forEach((p, k) => { row[size + k] = dot(p.vector, vector); });  // summed as the matrix's rows are
-    return [[...this.vectors.ids.subarray(0, size), ...mine.map((p) => p.id)], row];
+  /** [id, exact cosine] of every same-type fact of the index and then of `pending` at or above
+   * `least` (the index finds them on its codes: vectors.ts). */
+  private near(vector: Float32Array, type: FactType, pending: Pending[]): [number, number][] {
+    const out = this.vectors.near(vector, type, this.least);
+    for (const p of pending) {
+      if (p.type !== type) continue;
+      const s = dot(p.vector, vector);  // summed as the index's exact rows are
+      if (s >= this.least) out.push([p.id, s]);
+    }
+    return out;
   }
 
   /** 507 `memory_full` unless `facts` more rows and the new words of `texts` fit in the budget. */
   private ensureRoom(facts: number, texts: string[]): void {
     const words = this.vocab.missing(texts);
-    this.state.ensureRoom(facts, words.length, words.reduce((sum, w) => sum + w.length, 0));
+    this.state.ensureRoom(facts, words.length);
   }
 
   // -- writes ---------------------------------------------------------------------------
@@ -136,9 +132,9 @@ export class Writer extends Part {
     const stored: string[] = [];
     const results = this.ctx.storage.transactionSync(() => {
       const out = clean.map((c, i) => {
-        // One row of cosines serves the dedup check and the pairs.
-        const [ids, row] = this.scores(vectors[i], c.type, pending);
-        const found = this.findDuplicate(c.text, c.type, vectors[i], null, [ids, row]);
+        // One list of neighbours serves the dedup check and the pairs.
+        const near = this.near(vectors[i], c.type, pending);
+        const found = this.findDuplicate(c.text, c.type, near);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
           const fact = this.reader.get(dup[0]);
@@ -157,7 +153,7 @@ export class Writer extends Part {
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
         this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, vectors[i].length, blob(vectors[i]));
-        storePairs(this.state, id, c.type, row, () => true, ids);
+        storePairs(this.state, id, c.type, near);
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
         const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
@@ -187,11 +183,10 @@ export class Writer extends Part {
     // A new text or type is vector work (its duplicate check and pairs); a new text may bring new words.
     if (reembed || next.type !== current.type) this.ensureRoom(0, reembed ? [next.text] : []);
     const v = reembed ? vector! : this.vectors.vector(id);
-    // One row of cosines serves the duplicate check and the fact's new pairs.
-    const row = (reembed || next.type !== current.type) && v ? this.vectors.scores(v, next.type) : null;
-    if (row && this.vectors.row.has(id)) row[this.vectors.row.get(id)!] = -Infinity;  // not its own duplicate
+    // One list of neighbours serves the duplicate check and the fact's new pairs (not itself).
+    const row = (reembed || next.type !== current.type) && v ? this.vectors.near(v, next.type, this.least, id) : null;
     if (row) {
-      const dup = this.findDuplicate(next.text, next.type, v!, id, [this.vectors.ids, row]);
+      const dup = this.findDuplicate(next.text, next.type, row, id);
       if (dup) {
         const existing = this.reader.get(dup[0]);
         throw new HttpError(409, "duplicate", `this edit would duplicate fact ${existing.id} (${dup[1]} match, score ${dup[2].toFixed(3)})`,
@@ -216,7 +211,7 @@ export class Writer extends Part {
       }
       this.history.record(client, "edit", id, current, edited, note, undoes);
     });
-    if (v) this.vectors.put(id, next.type, reembed ? v : v.slice());
+    if (v) this.vectors.put(id, next.type, v);
     this.vocab.load();
     return edited;
   }
@@ -266,15 +261,23 @@ export class Writer extends Part {
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
    * default (service.py `put_settings`). */
   putSettings(data: Record<string, unknown>, client = ""): void {
-    if (!("fusion" in data)) throw invalid("fusion is required: the settings, as recall's fusion takes them");
-    const unknown = Object.keys(data).filter((k) => k !== "fusion").sort();
+    if (!("fusion" in data) && !("threshold" in data)) {
+      throw invalid("fusion or threshold is required: the recall settings, as recall's fusion takes them, and/or the memory's own duplicate threshold");
+    }
+    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold").sort();
     // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
     const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
     if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
-    this.setSettings(fusionParam(data, this.state.shipped), client);
+    // Without fusion, the memory's as they are; threshold null: the process's again (the model's or the environment's).
+    const fusion: Record<string, unknown> = "fusion" in data ? { ...fusionParam(data, this.state.shipped) } : { ...this.state.fusion };
+    if (data.threshold === "") throw invalid("threshold must be a number");
+    const own = !("threshold" in data) ? this.state.ownThreshold
+      : data.threshold === null ? null : floatParam(data.threshold, "threshold", 0, this.state.floor, 1.0);
+    this.setSettings(own === null ? fusion : { ...fusion, threshold: own }, client);
   }
 
-  /** The memory's own recall settings, recorded with those before (writing.py `set_settings`). */
+  /** The memory's own settings (the recall settings, and `threshold` when it has its own duplicate
+   * threshold), recorded with those before (writing.py `set_settings`). */
   setSettings(fusion: Fusion | Record<string, unknown>, client = "", note = "", undoes: number | null = null): void {
     this.ctx.storage.transactionSync(() => {
       const before = this.state.settings();
@@ -332,13 +335,11 @@ export async function embedLacking(state: State, words: () => string[], have = n
   return have;
 }
 
-/** A fact's same-type neighbours at or above the floor, from its row of cosines, into pairs. */
-export function storePairs(state: State, id: number, type: FactType, row: Float64Array, keep: (other: number) => boolean = () => true,
-  ids: ArrayLike<number> = state.vectors.ids): void {
-  for (let i = 0; i < row.length; i++) {
-    const other = ids[i];
-    if (row[i] >= state.floor && other !== id && keep(other)) {
-      state.sql.exec("INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)", Math.min(id, other), Math.max(id, other), type, row[i]);
+/** A fact's same-type neighbours at or above the floor, from [id, exact cosine] of its near ones, into pairs. */
+export function storePairs(state: State, id: number, type: FactType, near: [number, number][], keep: (other: number) => boolean = () => true): void {
+  for (const [other, s] of near) {
+    if (s >= state.floor && other !== id && keep(other)) {
+      state.sql.exec("INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)", Math.min(id, other), Math.max(id, other), type, s);
     }
   }
 }

@@ -5,8 +5,7 @@ import worker, { memoryOf } from "../src/index";
 import { cleanTime } from "../src/facts";
 import type { MemoryObject } from "../src/memory";
 import { DEFAULT_BUDGET, type State } from "../src/state";
-import { BLOCK, MAP_ENTRY_BYTES } from "../src/vectors";
-import { wordBytes } from "../src/vocabulary";
+import { BLOCK, FACT_BITS, MAP_ENTRY_BYTES } from "../src/vectors";
 
 const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts
 
@@ -118,7 +117,7 @@ describe("writes", () => {
     expect(recall.kw).toHaveLength(0);
     await runInDurableObject(stub(url), (memory: MemoryObject) => {  // nor did its words stay
       expect(words(memory)).toEqual(["first", "fact"]);
-      expect(memory.vocab.words).toEqual(["first", "fact"]);
+      expect(memory.vocab.held()).toEqual(["first", "fact"]);
     });
   });
 
@@ -130,9 +129,9 @@ describe("writes", () => {
       orphans: { vectors_out_of_step: number[] } };
     expect(await stats()).toMatchObject({ consistent: true, keyword_errors: 0, orphans: { vectors_out_of_step: [] } });
     await runInDurableObject(stub(url), (memory: MemoryObject) => {  // as a snapshot pairing them wrongly would leave it
-      const va = memory.vectors.vector(a)!.slice(), vb = memory.vectors.vector(b)!.slice();
-      memory.vectors.vector(a)!.set(vb);
-      memory.vectors.vector(b)!.set(va);
+      const va = memory.vectors.vector(a)!, vb = memory.vectors.vector(b)!;
+      memory.vectors.put(a, "fact", vb);
+      memory.vectors.put(b, "fact", va);
       const exec = memory.sql.exec.bind(memory.sql);
       memory.sql.exec = ((query: string, ...args: SqlStorageValue[]) => {  // a damaged FTS index
         if (query.includes("bm25")) throw new Error("database disk image is malformed");
@@ -224,13 +223,13 @@ describe("the vocabulary", () => {
     await call(`${url}/facts/${id}`, "PATCH", { text: "Mara's manager is Ines Okafor." });
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       expect(words(memory)).toEqual(["mara", "manager", "ines", "drinks", "tea", "cups", "okafor"]);
-      expect(memory.vocab.words).toEqual(words(memory));
+      expect(memory.vocab.held()).toEqual(words(memory));
     });
     await call(`${url}/facts/${id}`, "DELETE");  // a word stays when its fact goes...
     await call(`${url}/reindex`, "POST");  // ...until a reindex
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       expect(words(memory)).toEqual(["ines", "drinks", "tea", "cups"]);
-      expect(memory.vocab.words).toEqual(words(memory));
+      expect(memory.vocab.held()).toEqual(words(memory));
       memory.sql.exec("DELETE FROM words");  // as a memory from before the table
       memory.sql.exec("DELETE FROM meta WHERE key = 'words_model'");
       memory.vocab.reload();
@@ -238,7 +237,7 @@ describe("the vocabulary", () => {
     await call(`${url}/recall`, "POST", { query: "who drinks tea" });
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       expect(words(memory)).toEqual(["ines", "drinks", "tea", "cups"]);
-      expect(memory.vocab.words).toEqual(words(memory));
+      expect(memory.vocab.held()).toEqual(words(memory));
     });
   });
 
@@ -411,11 +410,12 @@ describe("the memory budget", () => {
     await add(url, "Ines drinks tea.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       const { vectors, vocab } = memory;
-      const arrays = (i: typeof vectors) => i.blocks.reduce((s, b) => s + b.byteLength, 0) + i.ids.byteLength + i.types.byteLength;
+      const arrays = (i: typeof vectors) => [...i.codes, ...i.params].reduce((s, b) => s + b.byteLength, 0) + i.ids.byteLength + i.types.byteLength;
       expect(vectors.bytes()).toBe(arrays(vectors) + vectors.size * MAP_ENTRY_BYTES);
-      expect(vectors.blocks.map((b) => b.byteLength)).toEqual([BLOCK * 16 * 4]);
-      const chars = vocab.words.reduce((s, w) => s + w.length, 0);
-      expect(vocab.bytes()).toBe(arrays(vocab.index) + vocab.index.size * MAP_ENTRY_BYTES + wordBytes(vocab.words.length, chars));
+      expect(vectors.codes.map((b) => b.byteLength)).toEqual([BLOCK * 16 * FACT_BITS / 8]);  // 16 dims, 4 bits each
+      expect(vectors.params.map((b) => b.byteLength)).toEqual([BLOCK * 3 * 4]);
+      expect(vocab.index.row.size).toBe(0);  // append-only: no map, and no word strings in memory
+      expect(vocab.bytes()).toBe(arrays(vocab.index));
     });
     const stats = await json(await call(`${url}/stats`));
     expect(stats.memory_parts.vectors + stats.memory_parts.vocabulary).toBe(stats.memory_bytes);
@@ -450,7 +450,7 @@ describe("the memory budget", () => {
       state.budget = 1000;
       state.load();
       expect(memory.vectors.size).toBe(0);
-      expect(memory.vocab.words).toEqual([]);
+      expect(memory.vocab.held()).toEqual([]);
     });
     const health = await json(await call(`${url}/health`));
     expect(health).toMatchObject({ facts: 2, mode: "keyword-only", memory_full: true });
