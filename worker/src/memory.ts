@@ -84,6 +84,7 @@ export class MemoryObject extends DurableObject<Env> {
   tokens(text: string): string[] { return this.reader.tokens(text); }
 
   async fetch(request: Request): Promise<Response> {
+    this.recallLog.flush();  // the recalls answered before this request are in the log for it
     try {
       return await this.route(request);
     } catch (e) {

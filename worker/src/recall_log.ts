@@ -46,17 +46,31 @@ export class RecallLog extends Part {
     super(state);
   }
 
-  /** Log one recall as the searcher answered it; never throws. */
+  private pending: SqlStorageValue[][] = [];
+
+  /** Log one recall as the searcher answered it; never throws. The row is written just after the
+   * answer has gone, before the object's next request (`flush`): a write made before the answer
+   * would hold it back until storage confirms the write (the output gate), for a row the agent
+   * never reads. A recall logged is there for any request that follows it. */
   add(client: string, query: string, type: string | null, limit: number, settings: Fusion, answer: Answer, ms: number): void {
     if (this.keep <= 0) return;
     const results = answer.results.map((r) => ({ id: r.fact.id, via: r.via, score: r.score }));
+    this.pending.push([stamp(new Date()), client, query, type, answer.mode, limit, JSON.stringify(settings),
+      JSON.stringify(results), this.embedder.model, ms]);
+    if (this.pending.length === 1) this.ctx.waitUntil(new Promise((done) => setTimeout(done, 0)).then(() => this.flush()));
+  }
+
+  /** Write the recalls kept by `add`, in one transaction; never throws. */
+  flush(): void {
+    if (!this.pending.length) return;
+    const rows = this.pending.splice(0);
     try {
       this.ctx.storage.transactionSync(() => {
-        const entry = this.sql.exec<{ id: number }>(
-          `INSERT INTO recalls (${COLUMNS.slice(4)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-          stamp(new Date()), client, query, type, answer.mode, limit, JSON.stringify(settings), JSON.stringify(results),
-          this.embedder.model, ms,
-        ).one().id;
+        let entry = 0;
+        for (const row of rows) {
+          entry = this.sql.exec<{ id: number }>(
+            `INSERT INTO recalls (${COLUMNS.slice(4)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, ...row).one().id;
+        }
         this.sql.exec("DELETE FROM recalls WHERE id <= ?", entry - this.keep);
       });
     } catch (e) {
