@@ -1,5 +1,6 @@
 """Create the owner's account on first run and say how to sign in."""
 
+import os
 import secrets
 
 from django.contrib.auth import get_user_model
@@ -19,7 +20,7 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, password=password, email="")
         self.stdout.write(
-            "\nThe owner account was created. Sign in at http://127.0.0.1:8000/login/ with\n"
+            f"\nThe owner account was created. Sign in at http://127.0.0.1:{os.environ.get('DASHBOARD_PORT') or 8000}/login/ with\n"
             f"    username: {username}\n    password: {password}\n"
             f"Change it with: .venv/bin/python manage.py changepassword {username}\n"
         )
