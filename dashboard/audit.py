@@ -36,15 +36,8 @@ def record(request: HttpRequest, action: str, fact_id: int | None = None, *, bef
     )
 
 
-def delete(request: HttpRequest, client: MemoryClient, fact_id: int, note: str = "", fact: Fact | None = None) -> HistoryEntry | None:
-    """Delete a fact; the memory keeps it in its history (the trash). Answers that history entry,
-    for an Undo link (None from a memory that does not say)."""
-    client.delete(fact_id, note=note)
-    entries, _ = client.history(fact_id=fact_id, op="delete", limit=1)
-    return entries[0] if entries else None
-
-
 def last_delete(client: MemoryClient, fact_id: int) -> HistoryEntry | None:
-    """The history's most recent delete of a fact that is not undone."""
+    """The history's most recent delete of a fact that is not undone: the trash entry an Undo
+    link names (a delete is `client.delete`; the memory keeps the fact in its history)."""
     entries, _ = client.history(fact_id=fact_id, op="delete", limit=1)
     return entries[0] if entries and entries[0].undone_by is None else None

@@ -101,10 +101,10 @@ def _resolve(request: HttpRequest, client, action: str, a: int, b: int) -> tuple
     """Do one action on the pair: (message level, what happened)."""
     try:
         if action == "keep_a":
-            audit.delete(request, client, b, note=f"near-duplicate of #{a}")
+            client.delete(b, note=f"near-duplicate of #{a}")
             return "success", f"Kept #{a}, deleted #{b}."
         if action == "keep_b":
-            audit.delete(request, client, a, note=f"near-duplicate of #{b}")
+            client.delete(a, note=f"near-duplicate of #{b}")
             return "success", f"Kept #{b}, deleted #{a}."
         if action == "merge":
             keep, drop = (a, b) if request.POST.get("keep") != "b" else (b, a)
@@ -117,12 +117,12 @@ def _resolve(request: HttpRequest, client, action: str, a: int, b: int) -> tuple
                 if not (e.existing and e.existing.id == drop):
                     return "error", f"Could not save the merged text: {e.message}. Nothing was changed."
                 # The merged text duplicates the fact being dropped: drop it first, then save.
-                audit.delete(request, client, drop, note=f"merged into #{keep}")
+                client.delete(drop, note=f"merged into #{keep}")
                 client.edit(keep, text=text, note=f"merged with #{drop}")
             except BadRequest as e:
                 return "error", f"Could not save the merged text: {e.message}. Nothing was changed."
             else:
-                audit.delete(request, client, drop, note=f"merged into #{keep}")
+                client.delete(drop, note=f"merged into #{keep}")
             return "success", f"Saved #{keep} with the merged text and deleted #{drop}."
         if action == "not_duplicate":
             DismissedPair.dismiss(request.memory, a, b)

@@ -237,9 +237,11 @@ def fact_delete(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = get_fact_or_404(request, fact_id)
     if request.method == "GET":
         return render(request, "facts/delete.html", {"facts": [fact], "cases": cases_expecting(request.memory, [fact_id])})
-    entry = audit.delete(request, memory(request.memory), fact_id, fact=fact)
+    client = memory(request.memory)
+    client.delete(fact_id)
     forget_status()
-    if request.htmx:
+    if request.htmx:  # the row says deleted, with an Undo of the memory's history entry
+        entry = audit.last_delete(client, fact_id)
         return with_strip(request, with_count(request, render(request, "facts/list.html#deleted-row", {"fact": fact, "entry": entry})))
     messages.success(request, f"Deleted fact #{fact_id}. It is in the trash if you want it back.")
     return redirect("facts")
@@ -312,10 +314,11 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
     deleted, entries = [], []
     for i in ids:
         try:
-            entry = audit.delete(request, client, i, note=f"bulk delete of {len(ids)}")
+            client.delete(i, note=f"bulk delete of {len(ids)}")
         except NotFound:
             continue  # already gone: the owner's intent holds
         deleted.append(i)
+        entry = audit.last_delete(client, i)  # for "Undo all"
         if entry is not None:
             entries.append(entry.id)
     forget_status()
