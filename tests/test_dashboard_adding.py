@@ -6,8 +6,8 @@ import re
 import uuid
 
 import pytest
-from bs4 import BeautifulSoup
 from django.urls import reverse
+from tests.html import soup
 
 pytestmark = pytest.mark.django_db
 
@@ -16,10 +16,6 @@ HTMX = {"HX-Request": "true", "HX-Target": "add-panel"}
 
 def add(client, text, type="fact", source="test", **extra):
     return client.post(reverse("fact_add"), {"text": text, "type": type, "source": source, **extra}, headers=HTMX)
-
-
-def soup(response) -> BeautifulSoup:
-    return BeautifulSoup(response.content, "html.parser")
 
 
 def added_id(response) -> int:

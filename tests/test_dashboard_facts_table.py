@@ -5,17 +5,12 @@ with the cursor in the text. Against the real service."""
 import uuid
 
 import pytest
-from bs4 import BeautifulSoup
 from django.urls import reverse
 
 from dashboard.views import facts as facts_view
+from tests.html import page
 
 pytestmark = pytest.mark.django_db
-
-
-def page(response) -> BeautifulSoup:
-    assert response.status_code == 200, response.content[:500]
-    return BeautifulSoup(response.content, "html.parser")
 
 
 def store(api, text, type="fact", source="owner") -> int:

@@ -4,15 +4,10 @@ that says it cannot be undone; against the real service."""
 import uuid
 
 import pytest
-from bs4 import BeautifulSoup
 from django.urls import reverse
+from tests.html import page
 
 pytestmark = pytest.mark.django_db
-
-
-def page(response) -> BeautifulSoup:
-    assert response.status_code == 200, response.content[:500]
-    return BeautifulSoup(response.content, "html.parser")
 
 
 def test_the_fact_page_and_the_delete_confirmation_lead_to_forget_for_good(owner_client, live_memory):

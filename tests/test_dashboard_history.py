@@ -4,11 +4,11 @@ audit log and the trash (undoable there), its recalls on the Recalls page, and "
 import uuid
 
 import pytest
-from bs4 import BeautifulSoup
 from django.urls import reverse
 
 from dashboard.memory import first
 from dashboard.models import EvalCase
+from tests.html import page
 
 pytestmark = pytest.mark.django_db
 
@@ -16,11 +16,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def service(either_service):
     return either_service
-
-
-def page(response) -> BeautifulSoup:
-    assert response.status_code == 200, response.content[:500]
-    return BeautifulSoup(response.content, "html.parser")
 
 
 def agent(api):

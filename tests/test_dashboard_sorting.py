@@ -10,6 +10,7 @@ from bs4 import BeautifulSoup
 from django.urls import reverse
 
 from dashboard.views import facts as facts_view
+from tests.html import page
 
 pytestmark = pytest.mark.django_db
 
@@ -17,11 +18,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(scope="module")
 def service(either_service):
     return either_service
-
-
-def page(response) -> BeautifulSoup:
-    assert response.status_code == 200, response.content[:500]
-    return BeautifulSoup(response.content, "html.parser")
 
 
 def store(api, tag: str) -> dict[str, int]:
