@@ -171,3 +171,24 @@ def test_the_facts_rows_cheap_dates_and_links_say_what_the_django_ones_say(rf, s
                 assert cheap == django
     finally:
         set_script_prefix("/")
+
+
+def test_no_template_comment_spans_lines():
+    """Django's {# #} ends at the line's end: one over two lines is printed on the page (base.html
+    showed its own comment at the top of every page)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "templates"
+    open_comments = [f"{path.relative_to(root)}:{i}" for path in root.rglob("*.html")
+                     for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                     if line.count("{#") > line.count("#}")]
+    assert open_comments == []
+
+
+@pytest.mark.django_db
+def test_a_page_shows_no_template_source(owner_client, mock_memory):
+    from tests.fake_memory import FakeMemory
+
+    mock_memory(FakeMemory())
+    html = owner_client.get("/").content.decode()
+    assert "{#" not in html and "#}" not in html and "{%" not in html
