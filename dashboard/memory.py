@@ -198,7 +198,7 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
         result.update(
             reachable=True, facts=health.facts, model=health.model, mode=health.mode,
             orphans=sum(len(v) for v in orphans.values() if isinstance(v, list)),
-            settings=changed_settings(client),
+            **settings_status(client),
         )
     except MemoryServiceError as e:
         result.update(error=str(e), problem=_problem(e))
@@ -206,13 +206,16 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
     return result
 
 
-def changed_settings(client: MemoryClient) -> list[tuple[str, object]]:
-    """The memory's own recall settings that differ from the shipped default, for the strip."""
+def settings_status(client: MemoryClient) -> dict:
+    """For the strip: the memory's own recall settings that differ from the shipped default
+    (`settings`), and whether its model's numbers were never measured (`unmeasured`: the
+    calibration page measures them)."""
     try:
         settings = client.settings()
-        return [(k, settings["fusion"][k]) for k in settings.get("changed", [])]
-    except (NotFound, KeyError, TypeError):  # a memory of contract v2 keeps no settings
-        return []
+        return {"settings": [(k, settings["fusion"][k]) for k in settings.get("changed", [])],
+                "unmeasured": bool(settings.get("model")) and settings["model"].get("measured") is None}
+    except (NotFound, KeyError, TypeError, AttributeError):  # a memory of contract v2 keeps no settings
+        return {"settings": [], "unmeasured": False}
 
 
 def mark_down(error: MemoryServiceError, name: str | None = None) -> None:

@@ -118,3 +118,19 @@ class CreatedMemory(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Calibration(models.Model):
+    """One calibration run of the memory's model (dashboard/calibration.py): the pairs' cosines
+    and, as its steps are run, the evaluation sets' ranks at each expansion cut-off."""
+
+    memory = memory_field()  # the owner's memory it was run for (its model: the same service's)
+    model = models.CharField(max_length=200)
+    at = models.DateTimeField(auto_now_add=True)
+    pairs = models.JSONField(help_text="[{kind, a, b, score, distinct}] from the calibration memory")
+    loaded = models.JSONField(default=dict, help_text="set -> {fact text: id} in the set's own memory")
+    results = models.JSONField(default=dict, help_text="expansion cut-off -> set -> ranks")
+    fusion = models.JSONField(default=dict, help_text="the owner's memory's recall settings the cut-offs were tried over")
+
+    class Meta:
+        ordering = ["-at", "-id"]

