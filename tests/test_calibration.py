@@ -185,3 +185,11 @@ def test_a_step_with_the_service_down_says_so_and_keeps_the_run(owner_client, mo
     assert adopt.status_code == 503 and "memory service" in adopt.content.decode()
     assert owner_client.post("/calibrate/adopt", {"what": "threshold", "value": "x"}).status_code == 400
     assert owner_client.post("/calibrate/adopt", {"what": "floor", "value": "0.8"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_service_of_one_memory_is_told_where_a_calibration_can_run(owner_client, live_memory):
+    response = owner_client.post("/calibrate/")
+    assert response.status_code == 400 and "serves only one (serve --db)" in response.content.decode()
+    with live_memory.client() as api:
+        assert api.get("/facts").json()["total"] == 0  # nothing went into the owner's memory
