@@ -59,7 +59,6 @@ export class Background extends Part {
 
   private async buildVocabulary(): Promise<void> {
     const words = await embedLacking(this.state, () => factWords(this.state));
-    this.ctx.storage.transactionSync(() => rebuildVocabulary(this.state, words));
-    this.vocab.reload();
+    this.state.transact(() => rebuildVocabulary(this.state, words), () => this.vocab.reload());
   }
 }

@@ -82,6 +82,19 @@ export const MIGRATIONS: string[] = [
   // 5: GET /facts?order=updated (and updated_asc, read backwards) walks this instead of sorting
   // every matching fact, as migration 6 of memories/migrations.py.
   `CREATE INDEX facts_updated ON facts (updated_at DESC, id DESC);`,
+  // 6: the codes held in memory (vectors.ts) of the facts and of the words, a row a block of
+  // 256 rows, written in the transaction of each write that changes them, so a start reads these
+  // few rows and not every vector (code_blocks.ts). Meta 'codes' stamps what they hold. A memory
+  // from before this has none: its next start builds them from the tables.
+  `CREATE TABLE code_blocks (
+     kind TEXT NOT NULL,  -- 'facts' or 'words'
+     block INTEGER NOT NULL,  -- its rows are those from block * 256 in memory
+     ids BLOB NOT NULL,  -- float64 a row
+     types BLOB NOT NULL,  -- int8 a row: 0 fact, 1 skill, 2 log
+     params BLOB NOT NULL,  -- float32 lo, step and err a row
+     codes BLOB NOT NULL,  -- the rows' codes, bits a dimension
+     PRIMARY KEY (kind, block)
+   ) WITHOUT ROWID;`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -1,8 +1,10 @@
 // What the object holds of its storage (memories/state.py): the SQLite handle and its meta
-// table, the model, the fact matrix and the vocabulary loaded from the tables, and whether the
-// two still agree (stats). One State is shared by the parts of the object (reading.ts,
+// table, the model, the fact matrix and the vocabulary (read from their stored blocks,
+// code_blocks.ts, or built from the tables), how a write changes them, and whether the two still
+// agree (stats). One State is shared by the parts of the object (reading.ts,
 // writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
+import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
 import { type Fusion } from "./recall";
@@ -109,26 +111,99 @@ export class State {
 
   // -- what memory holds -----------------------------------------------------------------
 
-  /** The vectors and words into memory, or neither when they would pass the budget (counted
-   * from the tables before anything is read): starting never loads more than the budget. */
+  /** The vectors and words into memory, or neither when they would pass the budget, counted
+   * before anything is read (from the stored blocks' stamp, else the tables): starting never
+   * loads more than the budget. Read from the stored blocks when they are in step with the
+   * tables, else built from the tables and stored anew (a memory from before them, another model). */
   load(): void {
+    const { model, dims } = this.embedder;
+    const stamp = readStamp(this.sql, model, dims);
+    if (stamp && !this.fits(stamp.facts, stamp.words)) return;
+    if (stamp && !stamp.stale && this.readStored(stamp)) return;
+    this.rebuild();
+  }
+
+  /** Every vector and word read from the tables, and the blocks stored anew (a start whose blocks
+   * are missing or out of step, a reindex); or neither, past the budget, with the counts stamped
+   * so the next start need not count again. */
+  rebuild(): void {
     const n = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ n: number }>(sql, ...args).one().n;
     const { model, dims } = this.embedder;
     const facts = n("SELECT count(*) AS n FROM vectors WHERE model = ? AND dims = ?", model, dims);
-    const words = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM words WHERE model = ?", model).one();
-    const need = this.bytesAnew(facts, words.n);
-    this.vectors = this.factIndex();
-    if (need > this.budget) {
-      this.fullBytes = need;
-      this.full = `this memory's ${facts} vectors and ${words.n} words would take ${mib(need)} of memory, past its budget of `
-        + `${mib(this.budget)}: it answers keyword recall, lists, gets, deletes and exports its facts, but stores none and finds `
-        + `none by meaning. ${this.wayOut()}`;
-      this.vocab.empty();
+    const words = n("SELECT count(*) AS n FROM words WHERE model = ?", model);
+    if (!this.fits(facts, words)) {
+      this.ctx.storage.transactionSync(() => writeStamp(this.sql, { model, dims, facts, words, stale: true }));
       return;
     }
-    this.full = null;
-    this.loadVectors();
+    this.vectors = this.factIndex();
+    const rows = this.sql.exec(
+      "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?", model, dims);
+    for (const r of rows) this.vectors.put(r.fact_id as number, r.type as FactType, new Float32Array(r.embedding as ArrayBuffer));
     this.vocab.reload();
+    this.ctx.storage.transactionSync(() => this.storeChanged());
+  }
+
+  /** Whether `facts` facts and `words` words fit in the budget; if not, the memory holds none
+   * and says why (`full`). */
+  private fits(facts: number, words: number): boolean {
+    const need = this.bytesAnew(facts, words);
+    if (need <= this.budget) {
+      this.full = null;
+      return true;
+    }
+    this.fullBytes = need;
+    this.full = `this memory's ${facts} vectors and ${words} words would take ${mib(need)} of memory, past its budget of `
+      + `${mib(this.budget)}: it answers keyword recall, lists, gets, deletes and exports its facts, but stores none and finds `
+      + `none by meaning. ${this.wayOut()}`;
+    this.vectors = this.factIndex();
+    this.vocab.empty();
+    return false;
+  }
+
+  /** The indexes from the stored blocks, if they are in step with the tables (code_blocks.ts). */
+  private readStored(stamp: Stamp): boolean {
+    const vectors = this.factIndex(), vocab = this.vocab.newIndex();
+    if (!readCodes(this.sql, stamp, vectors, vocab)) return false;
+    this.vectors = vectors;
+    this.vocab.use(vocab);
+    return true;
+  }
+
+  /** Store the blocks the indexes changed, inside the caller's transaction; nothing while full
+   * (the indexes hold nothing then). */
+  private storeChanged(): void {
+    if (!this.full) storeCodes(this.sql, this.embedder.model, this.embedder.dims, this.vectors, this.vocab.index);
+  }
+
+  /** A write and what it changes in memory, in one transaction: `write` (the SQL, and every
+   * check that may refuse it), then `apply` (the change to the indexes), then the blocks that
+   * changed stored. Should the transaction fail once `apply` has begun, memory is read again from
+   * what storage rolled back to. */
+  transact<T>(write: () => T, apply: (done: T) => void): T {
+    let applied = false;
+    try {
+      return this.ctx.storage.transactionSync(() => {
+        const done = write();
+        applied = true;
+        apply(done);
+        this.storeChanged();
+        return done;
+      });
+    } catch (e) {
+      if (applied) this.load();
+      throw e;
+    }
+  }
+
+  /** A fact's vector gone, inside its delete: out of the index; or, while full (nothing is
+   * held), off the stamp's count if it was of this model (`counted`), the blocks now behind the
+   * table until a load builds them again. */
+  forget(id: number, counted: boolean): void {
+    if (!this.full) return this.vectors.remove(id);
+    if (!counted) return;
+    const { model, dims } = this.embedder;
+    const stamp = readStamp(this.sql, model, dims);
+    if (stamp) writeStamp(this.sql, { model, dims, facts: stamp.facts - 1, words: stamp.words, stale: true });
   }
 
   /** What the owner can do about a full memory. */
@@ -179,15 +254,6 @@ export class State {
   /** The 507 of vector work in a memory whose vectors are not in memory. */
   fullError(): HttpError {
     return new HttpError(507, "memory_full", this.full ?? "");
-  }
-
-  loadVectors(): void {
-    this.vectors = this.factIndex();
-    const rows = this.sql.exec(
-      "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?",
-      this.embedder.model, this.embedder.dims,
-    );
-    for (const r of rows) this.vectors.put(r.fact_id as number, r.type as FactType, new Float32Array(r.embedding as ArrayBuffer));
   }
 
   /** The model's vectors of `texts`; its failure is the contract's 503. */

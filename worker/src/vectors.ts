@@ -1,6 +1,7 @@
 // The in-memory index that cosine search runs over, as memories/vectors.py keeps it: rows
 // L2-normalised (cosine is a dot product), a deleted row filled by the last one. The object
-// changes it only right after the matching SQLite write commits.
+// changes it at the end of the SQLite write that changes its vectors, in the same transaction
+// (state.ts `transact`).
 //
 // It holds compact codes, not the vectors: each row quantised to `bits` bits a dimension
 // (x ≈ lo + step·c, c in 0..2^bits-1, lo and step per row), with the norm of what rounding left
@@ -16,7 +17,8 @@
 //   (Cauchy-Schwarz), so no row at or above the cosine is ever missed.
 // The rows are held in blocks of BLOCK rows, so growing adds a block and never copies the codes;
 // `bytes` says what it holds, `bytesWith` what it would hold with more rows (state.ts checks the
-// memory's budget with it).
+// memory's budget with it). Each block is also a row of SQLite (code_blocks.ts): the index
+// marks the blocks a change touches (`dirty`), and a start appends the stored ones (`appendBlock`).
 
 /** Rows a block holds: 96 KiB of codes at 768 dims and 4 bits. */
 export const BLOCK = 256;
@@ -55,8 +57,12 @@ export class VectorIndex {
   /** Rows only appended, each under a new id, and never removed nor found by id (the
    * vocabulary's): no row map is kept, so a row costs its code and ROW_BYTES alone. */
   appendOnly = false;
+  /** Blocks changed since they were last stored, and how many blocks of it are stored
+   * (code_blocks.ts; Infinity: not known, as for an index not read from them). */
+  dirty = new Set<number>();
+  storedBlocks = Infinity;
 
-  constructor(dims: number, private reader: Reader, readonly bits = FACT_BITS, private block = BLOCK, readonly rescore = RESCORE) {
+  constructor(dims: number, private reader: Reader, readonly bits = FACT_BITS, readonly block = BLOCK, readonly rescore = RESCORE) {
     if (![1, 2, 4, 8].includes(bits)) throw new Error(`codes of ${bits} bits`);
     this.dims = dims;
     this.ids = new Float64Array(0);
@@ -84,6 +90,7 @@ export class VectorIndex {
     const [code, params] = this.at(i);
     encode(vector, this.bits, code, params);
     this.types[i] = TYPES.indexOf(type);
+    this.dirty.add(Math.floor(i / this.block));
   }
 
   remove(id: number): void {
@@ -102,11 +109,36 @@ export class VectorIndex {
       this.types[i] = this.types[last];
       this.row.set(moved, i);
     }
+    this.dirty.add(Math.floor(i / this.block)).add(Math.floor(last / this.block));  // (the hole's and the last row's)
   }
 
   clear(): void {
     this.n = 0;
     this.row.clear();
+  }
+
+  /** Block `b`'s rows in use, as views: ids, types, lo/step/err and codes (code_blocks.ts stores them). */
+  blockRows(b: number): { ids: Float64Array; types: Int8Array; params: Float32Array; codes: Uint8Array } {
+    const from = b * this.block, rows = Math.max(0, Math.min(this.block, this.n - from));
+    return { ids: this.ids.subarray(from, from + rows), types: this.types.subarray(from, from + rows),
+      params: this.params[b].subarray(0, rows * PARAMS), codes: this.codes[b].subarray(0, rows * this.rowBytes) };
+  }
+
+  /** A stored block's rows, as `blockRows` gave them, after the whole blocks held; false (and
+   * nothing changed) when they do not fit: too many rows, arrays of other lengths, a held id. */
+  appendBlock(ids: Float64Array, types: Int8Array, params: Float32Array, codes: Uint8Array): boolean {
+    const rows = ids.length;
+    if (this.n % this.block || rows < 1 || rows > this.block || types.length !== rows || params.length !== rows * PARAMS
+      || codes.length !== rows * this.rowBytes || (!this.appendOnly && ids.some((id) => this.row.has(id)))) return false;
+    if (this.n + rows > this.ids.length) this.grow(this.n + rows);
+    const b = this.n / this.block;
+    this.codes[b].set(codes);
+    this.params[b].set(params);
+    this.ids.set(ids, this.n);
+    this.types.set(types, this.n);
+    if (!this.appendOnly) for (let r = 0; r < rows; r++) this.row.set(ids[r], this.n + r);
+    this.n += rows;
+    return true;
   }
 
   /** A row's exact vector, read from the table (null: not held). */
@@ -287,11 +319,15 @@ export class VectorIndex {
     return out;
   }
 
-  /** One block more: the codes stay where they are; only ids and types (9 bytes a row) are copied. */
-  private grow(): void {
-    this.codes.push(new Uint8Array(this.block * this.rowBytes));
-    this.params.push(new Float32Array(this.block * PARAMS));
+  /** Blocks enough for `rows` rows (one more by default): the codes stay where they are; only ids
+   * and types (9 bytes a row) are copied. A start that knows its count grows once. */
+  grow(rows = this.ids.length + 1): void {
+    while (this.codes.length * this.block < rows) {
+      this.codes.push(new Uint8Array(this.block * this.rowBytes));
+      this.params.push(new Float32Array(this.block * PARAMS));
+    }
     const capacity = this.codes.length * this.block;
+    if (capacity === this.ids.length) return;
     const ids = new Float64Array(capacity);
     ids.set(this.ids.subarray(0, this.n));
     const types = new Int8Array(capacity);

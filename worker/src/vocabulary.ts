@@ -3,8 +3,9 @@
 // fact that holds it and stays (a word no fact holds any more matches nothing, and recall drops
 // it). The table is the truth: it answers which words are new and what a word's vector is; in
 // memory are only the words' compact codes (vectors.ts), keyed by their row id in the table, for
-// the closest words to a query term. The index reads the rows it lacks after each write commits,
-// so a rolled-back write leaves nothing behind.
+// the closest words to a query term. The index reads the rows it lacks at the end of each write's
+// transaction, which stores its changed blocks too (state.ts `transact`); should that transaction
+// fail, the index is read again from what storage rolled back to.
 
 import { vocabularyWords } from "./recall";
 import { VectorIndex } from "./vectors";
@@ -74,6 +75,13 @@ export class Vocabulary {
     this.last = 0;
     this.off = false;
     this.load();
+  }
+
+  /** Hold `index`, read from the stored blocks (code_blocks.ts), as the words read so far. */
+  use(index: VectorIndex): void {
+    this.index = index;
+    this.last = index.size ? index.ids[index.size - 1] : 0;
+    this.off = false;
   }
 
   /** Hold no word (a memory past its budget: state.ts). */

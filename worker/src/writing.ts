@@ -3,10 +3,11 @@
 // that write pairs and vocabulary, which the background work (background.ts) uses too.
 //
 // Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
-// `transactionSync`. The object runs one
-// event at a time, but an `await` (the embedding) opens its input gate to other requests, so
-// every check that decides a write (duplicate? does the id still exist?) runs again inside the
-// synchronous transaction, after the last await.
+// `transactionSync`, and at its end the codes in memory with their stored blocks (state.ts
+// `transact`, code_blocks.ts). The object runs one event at a time, but an `await` (the
+// embedding) opens its input gate to other requests, so every check that decides a write
+// (duplicate? does the id still exist?) runs again inside the synchronous transaction, after the
+// last await.
 
 import type { Background } from "./background";
 import { distinct } from "./dedup";
@@ -126,11 +127,11 @@ export class Writer extends Part {
     if (clean.length && this.state.full) throw this.state.fullError();  // before the model is asked
     const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
     // After the await: other writes may have landed meanwhile, so every check is made here. The
-    // matrix changes only once the transaction has committed: until then the batch's stored facts
-    // wait in `pending`, and later facts of the batch dedup and pair against them from there.
+    // matrix changes only once every fact is written: until then the batch's stored facts wait
+    // in `pending`, and later facts of the batch dedup and pair against them from there.
     const pending: Pending[] = [];
     const stored: string[] = [];
-    const results = this.ctx.storage.transactionSync(() => {
+    return this.state.transact(() => {
       const out = clean.map((c, i) => {
         // One list of neighbours serves the dedup check and the pairs.
         const near = this.near(vectors[i], c.type, pending);
@@ -163,10 +164,10 @@ export class Writer extends Part {
       });
       this.addWords(stored, words);
       return out;
+    }, () => {
+      for (const p of pending) this.vectors.put(p.id, p.type, p.vector);  // all written: now the matrix
+      this.vocab.load();
     });
-    for (const p of pending) this.vectors.put(p.id, p.type, p.vector);  // committed: now the matrix
-    this.vocab.load();
-    return results;
   }
 
   async edit(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null): Promise<Fact> {
@@ -195,7 +196,7 @@ export class Writer extends Part {
     }
     const updated = stamp(new Date());
     const edited: Fact = { id, ...next, created_at: current.created_at, updated_at: updated };
-    this.ctx.storage.transactionSync(() => {
+    this.state.transact(() => {
       this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
         next.text, textKey(next.text), next.type, next.source, updated, id);
       if (reembed) {
@@ -210,9 +211,10 @@ export class Writer extends Part {
         storePairs(this.state, id, next.type, row);
       }
       this.history.record(client, "edit", id, current, edited, note, undoes);
+    }, () => {
+      if (row) this.vectors.put(id, next.type, v!);  // a new text or type: its code's row (a new source changes none)
+      this.vocab.load();
     });
-    if (v) this.vectors.put(id, next.type, v);
-    this.vocab.load();
     return edited;
   }
 
@@ -220,14 +222,15 @@ export class Writer extends Part {
    * so the delete can be undone. */
   delete(id: number, client = "", note = "", undoes: number | null = null) {
     const fact = this.reader.get(id);
-    this.ctx.storage.transactionSync(() => {
+    const { model, dims } = this.embedder;
+    this.state.transact(() => {
       this.history.record(client, "delete", id, fact, null, note, undoes);
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
-      this.sql.exec("DELETE FROM vectors WHERE fact_id = ?", id);
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
-    });
-    this.vectors.remove(id);
+      return this.sql.exec("DELETE FROM vectors WHERE fact_id = ? RETURNING model, dims", id).toArray()
+        .some((r) => r.model === model && r.dims === dims);
+    }, (counted) => this.state.forget(id, counted));
     if (this.state.full) this.state.load();  // back under the budget: its vectors again
     return { deleted: id, fact };
   }
@@ -294,7 +297,7 @@ export class Writer extends Part {
     for (let i = 0; i < rows.length; i += MAX_BATCH) vectors.push(...(await this.state.embed(rows.slice(i, i + MAX_BATCH).map((r) => r.text as string))));
     const words = await embedLacking(this.state, () => factWords(this.state));  // the last await
     // Facts written while we embedded have their own fresh vectors already; rebuild the rest.
-    this.ctx.storage.transactionSync(() => {
+    this.state.transact(() => {
       this.sql.exec("DELETE FROM facts_fts");
       this.sql.exec("INSERT INTO facts_fts (rowid, text) SELECT id, text FROM facts");
       rows.forEach((r, i) => {
@@ -307,8 +310,7 @@ export class Writer extends Part {
       this.sql.exec("DELETE FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)");
       resetPairs(this.state);  // every vector may have changed: the pairs are filled in again
       rebuildVocabulary(this.state, words);
-    });
-    this.state.load();
+    }, () => this.state.rebuild());
     await this.background.fillPairs();
     const n = this.reader.count();
     return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };
@@ -358,7 +360,7 @@ export function factWords(state: State): string[] {
   return [...new Set(state.sql.exec<{ text: string }>("SELECT text FROM facts ORDER BY id").toArray().flatMap((r) => vocabularyWords(r.text)))];
 }
 
-/** The vocabulary as the facts' words, inside a write (then `vocab.reload`). */
+/** The vocabulary as the facts' words, inside a write (`vocab.reload` then, in its transaction). */
 export function rebuildVocabulary(state: State, vectors: Map<string, Float32Array>): void {
   const words = factWords(state);
   state.vocab.clear();

@@ -152,6 +152,32 @@ describe("what the index holds", () => {
     expect(index.bytes()).toBe(arrays + 19 * MAP_ENTRY_BYTES);
   });
 
+  it("marks the blocks a change touches, and takes stored blocks back as they were", () => {
+    const { index, put, remove } = indexOf(8, 4, 4);  // blocks of 4 rows
+    for (let id = 1; id <= 10; id++) put(id, id % 2 ? "fact" : "skill", randomUnit(8));
+    expect([...index.dirty]).toEqual([0, 1, 2]);
+    index.dirty.clear();
+    remove(2);  // the last row (block 2) fills row 1 (block 0)
+    expect([...index.dirty]).toEqual([0, 2]);
+    const copy = indexOf(8, 4, 4).index;
+    copy.grow(index.size);
+    const blocks = [0, 1, 2].map((b) => index.blockRows(b));
+    expect(blocks.map((b) => b.ids.length)).toEqual([4, 4, 1]);
+    for (const { ids, types, params, codes } of blocks) expect(copy.appendBlock(ids, types, params, codes)).toBe(true);
+    const q = randomUnit(8);
+    expect(copy.approx(q, "skill")).toEqual(index.approx(q, "skill"));
+    expect(copy.row).toEqual(index.row);
+    expect(copy.dirty.size).toBe(0);
+    // Refused: a block after a part-filled one, one of another width, or one holding an id it has.
+    const { ids, types, params, codes } = blocks[0];
+    expect(copy.appendBlock(ids, types, params, codes)).toBe(false);
+    const fresh = indexOf(8, 4, 4).index;
+    expect(fresh.appendBlock(ids, types, params, codes.subarray(1))).toBe(false);
+    expect(fresh.appendBlock(ids, types, params, codes)).toBe(true);
+    expect(fresh.appendBlock(ids, types, params, codes)).toBe(false);
+    expect(fresh.size).toBe(4);
+  });
+
   it("takes a row's code, ROW_BYTES and a map entry a fact", () => {
     const { index } = indexOf(768);
     expect(index.bytesWith(BLOCK) / BLOCK).toBe(768 / 2 + ROW_BYTES + MAP_ENTRY_BYTES);
