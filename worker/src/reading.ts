@@ -88,6 +88,14 @@ export class Reader extends Part {
 
   // -- what the ranking reads -------------------------------------------------------------
 
+  /** The row count bm25() itself uses: the first varint of FTS5's averages record (row 1 of
+   * facts_fts_data), as reading.py reads it. One row read, where count(*) reads every fact: each
+   * recall paid a row a fact of the memory for it, against the rows-read allowance. */
+  indexedRows(): number {
+    const rows = this.sql.exec<{ block: ArrayBuffer | null }>("SELECT block FROM facts_fts_data WHERE id = 1").toArray();
+    return rows.length && rows[0].block ? varint(new Uint8Array(rows[0].block)) : 0;
+  }
+
   having(term: string): number {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
   }
@@ -114,7 +122,7 @@ export class Reader extends Part {
    * query's information, their sum (reading.py `term_counts`). An expansion word says its term. */
   termCounts(queryTerms: string[], expansions: Expansion[] = []) {
     if (!queryTerms.length) return { counts: [], info: null };
-    const rows = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+    const rows = this.indexedRows();
     const known = new Map(expansions.map((e) => [e.word, e]));
     const having = queryTerms.map((term) => known.get(term)?.facts ?? this.having(term));
     const counts = queryTerms.map((term, i) => ({
@@ -151,4 +159,16 @@ export class Reader extends Part {
       return found;
     });
   }
+}
+
+/** SQLite's variable-length integer (as FTS5 writes it): big-endian 7-bit groups with a
+ * continuation bit, the ninth byte whole (reading.py `varint`). */
+export function varint(data: Uint8Array): number {
+  let value = 0;
+  for (let i = 0; i < Math.min(9, data.length); i++) {
+    if (i === 8) return value * 256 + data[i];
+    value = value * 128 + (data[i] & 0x7f);
+    if (data[i] < 0x80) return value;
+  }
+  return value;
 }

@@ -58,8 +58,10 @@ export class State {
     const { model, dims } = this.embedder;
     return new VectorIndex(dims, (ids) => {
       const out = new Map<number, Float32Array>();
-      for (const r of this.sql.exec("SELECT fact_id, embedding FROM vectors WHERE model = ? AND dims = ? AND fact_id IN (SELECT value FROM json_each(?))",
-        model, dims, JSON.stringify(ids))) out.set(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer));
+      // The ids' list outside, each looked up by its key: two rows read an id, where `IN (SELECT
+      // value FROM json_each(?))` reads three (the list, its copy and the row).
+      for (const r of this.sql.exec("SELECT v.fact_id, v.embedding FROM json_each(?) AS j CROSS JOIN vectors AS v ON v.fact_id = j.value"
+        + " WHERE v.model = ? AND v.dims = ?", JSON.stringify(ids), model, dims)) out.set(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer));
       return out;
     }, FACT_BITS);
   }

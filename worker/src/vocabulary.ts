@@ -28,8 +28,8 @@ export class Vocabulary {
   newIndex(): VectorIndex {
     const index = new VectorIndex(this.dims, (ids) => {
       const out = new Map<number, Float32Array>();
-      for (const r of this.sql.exec("SELECT id, embedding FROM words WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
-        this.model, JSON.stringify(ids))) out.set(r.id as number, new Float32Array(r.embedding as ArrayBuffer));
+      for (const r of this.sql.exec("SELECT w.id, w.embedding FROM json_each(?) AS j CROSS JOIN words AS w ON w.id = j.value"
+        + " WHERE w.model = ?", JSON.stringify(ids), this.model)) out.set(r.id as number, new Float32Array(r.embedding as ArrayBuffer));
       return out;
     }, WORD_BITS, undefined, WORD_RESCORE);
     index.appendOnly = true;

@@ -1,0 +1,51 @@
+// What a recall reads: the memory's row count comes from FTS5's averages record, one row, not
+// count(*) over the facts (a row a fact of the memory, on every recall).
+import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { MemoryObject } from "../src/memory";
+import { varint } from "../src/reading";
+
+const env = testEnv as unknown as Env;
+const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
+const call = (url: string, method = "GET", body?: unknown) =>
+  SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+const stub = (name: string) => env.MEMORY.get(env.MEMORY.idFromName(name));
+
+/** The rows the object's statements read while `work` runs. */
+async function rowsRead(memory: MemoryObject, work: () => unknown): Promise<number> {
+  const sql = memory.sql, exec = sql.exec;
+  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+  Object.assign(sql, { exec: (q: string, ...b: SqlStorageValue[]) => { const c = exec.call(sql, q, ...b); cursors.push(c); return c; } });
+  try {
+    await work();
+  } finally {
+    delete (sql as Partial<SqlStorage>).exec;
+  }
+  return cursors.reduce((sum, c) => sum + c.rowsRead, 0);
+}
+
+describe("a recall's rows", () => {
+  it("counts the memory's facts from FTS5's own record, as count(*) would", async () => {
+    const name = `rows-${Math.random().toString(36).slice(2)}`;
+    const url = `http://memory.test/memories/${name}`;
+    for (let i = 0; i < 600; i += 100) {
+      const facts = Array.from({ length: 100 }, (_, k) => ({ text: `Fact number ${i + k} is about item${i + k}.`, force: true }));
+      expect((await call(`${url}/facts/batch`, "POST", { facts })).status).toBe(200);
+    }
+    await call(`${url}/facts/${1}`, "DELETE");
+    await runInDurableObject(stub(name), async (memory: MemoryObject) => {
+      const reader = (memory as unknown as { reader: { indexedRows(): number; termCounts(t: string[]): { counts: { facts: number }[] } } }).reader;
+      const counted = memory.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+      expect(counted).toBe(599);
+      expect(reader.indexedRows()).toBe(counted);
+      // a term no fact holds: what is left is the row count itself
+      expect(await rowsRead(memory, () => reader.termCounts(["zzyzx"]))).toBeLessThan(10);
+    });
+  });
+
+  it("decodes SQLite varints", () => {
+    expect(varint(new Uint8Array([0x05]))).toBe(5);
+    expect(varint(new Uint8Array([0x81, 0x00]))).toBe(128);
+    expect(varint(new Uint8Array([0x84, 0xe5, 0x17, 0xff]))).toBe((4 * 128 + 0x65) * 128 + 0x17);
+  });
+});
