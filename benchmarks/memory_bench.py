@@ -4,7 +4,7 @@
 
 Builds one memory up through the sizes with the real model, and at each size measures:
 recall p50/p95 engine-only and through HTTP (both embed the query), the floor (a bare FTS5
-top 30 + a bare numpy top 30 + one query embedding), write p50, /duplicates, import rate (while
+top 30 + the index's vector top 30 + one query embedding), write p50, /duplicates, import rate (while
 growing to the size, and of 1,024 more facts at the size, beside the model alone embedding
 those 1,024 texts) and peak RSS (this process and the service's), /duplicates at 0.97 and 0.85 (the pairs kept
 on write) and 0.80, the nearest-neighbour histogram, and start time (open + first recall).
@@ -63,7 +63,7 @@ def rss_mb(pid: int | None = None) -> float:
 def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str, rerank: list[str] = ()) -> None:
     """The least any hybrid recall must do: embed the query (and, in the same call, the terms it
     expands that the memory's words do not already hold), a bare FTS5 top 30 of the same MATCH recall
-    runs (`match`, expansions included), a bare matrix top 30, and for a recall that reranks, the
+    runs (`match`, expansions included), a bare vector top 30, and for a recall that reranks, the
     rerank's own model call (`rerank`: the texts it embeds)."""
     lacking = [t for t in memory.fusion.expandable_terms(query) if t not in memory.vocab.known]
     q = embedder.embed([query, *lacking])[0]
@@ -71,9 +71,8 @@ def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str, rerank
         embedder.embed(list(rerank))
     if match:
         memory.db.execute("SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT 30", (match,)).fetchall()
-    for part in memory.vectors.parts.values():  # the whole matrix, as one bare product
-        if part.n > 30:
-            np.argpartition(-(part.m @ q), 29)[:30]
+    with memory.state.reading():  # the index's own top 30: a scan of the codes, the best rescored
+        memory.vectors.search(q, None, 30)
 
 
 def plans(memory: Memory, queries: list[str]) -> tuple[dict[str, str], dict[str, list[str]]]:

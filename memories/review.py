@@ -1,6 +1,6 @@
 """What the owner reviews: near-duplicate pairs, each fact's nearest neighbour (the threshold
 histogram) and a fact's neighbours. At or above the review floor the pairs are read from the
-table writes keep (pairs.py); below it they are computed from the matrix."""
+table writes keep (pairs.py); below it they are computed from the index."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
    the vocabulary holds keeps its stored vector).
 2. Under one read (`state.reading()`), so every id ranked has its row:
    the plan (vocabulary words close to the query's terms, the FTS5 query), the two candidate
-   lists (BM25 from reading.py, cosine from the matrix), the terms' counts, `recall.fuse`, and
+   lists (BM25 from reading.py, cosine from the index), the terms' counts, `recall.fuse`, and
    the rows of what will be shown.
 3. The model again, outside the lock: `recall.rerank` over the fused top.
 Ranking decisions are recall.py's pure functions; this file only feeds them what they need.

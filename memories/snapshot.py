@@ -1,14 +1,17 @@
-"""A copy of the vector matrix beside the database, so a big memory opens in one read.
+"""A copy of the in-memory codes beside the database, so a big memory opens in one read.
 
 The vectors table stays the source of truth, written in the same transaction as every fact.
 A snapshot is only a cache: it names the model and the last `vector_changes` entry it
 includes, and the engine patches it from that log (state.py `sync`), or loads the table when
 the snapshot is missing, damaged, of another model, or older than the log reaches back.
 
-One file holds everything (ids, types, matrix), with a hash of all three in its header. It is
-written under a name of its own and renamed into place once, under a lock, so two processes
-saving at once each leave a whole snapshot, never one's ids beside the other's matrix; a file
-whose content does not match its hash is not loaded.
+One file holds everything (ids, types, each row's mid, step and err, and the int8 codes, rows
+grouped by type), with a hash of all of it in its header. It is written under a name of its
+own and renamed into place once, under a lock, so two processes saving at once each leave a
+whole snapshot, never one's ids beside the other's codes; a file whose content does not match
+its hash is not loaded. It is read a block at a time straight into the index's blocks. A
+snapshot of float32 rows (version 2, before the codes) is read and coded the same way, and
+`old` says the next save should write it anew.
 """
 
 from __future__ import annotations
@@ -24,28 +27,26 @@ from pathlib import Path
 
 import numpy as np
 
+from .codes import PARAMS, ROWS, block_sizes, encode
+from .vectors import TYPES
+
 MIN_FACTS = 10_000  # below this the table loads in well under a second: no snapshot
-MAGIC = b"memory-desk vectors 2\n"
-OLD_FORM = (".vectors.npy", ".vectors.ids.npy", ".vectors.json")  # three files, before MAGIC's version 2
+MAGIC = b"memory-desk vectors 3\n"
+FLOATS = b"memory-desk vectors 2\n"  # float32 rows where version 3 has codes
+OLD_FORM = (".vectors.npy", ".vectors.ids.npy", ".vectors.json")  # three files, before version 2
 
 
 @dataclass
 class Snapshot:
     seq: int
-    ids: np.ndarray
+    ids: np.ndarray  # ordered by type
     types: np.ndarray
-    matrix: np.ndarray
+    blocks: dict[str, tuple[list[np.ndarray], list[np.ndarray]]]  # each type's codes and params, block by block
+    old: bool  # float32 rows: rewrite it
 
 
 def path_of(db: str) -> Path:
     return Path(db + ".vectors")
-
-
-def _digest(ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for array in (ids, types, matrix):
-        h.update(memoryview(np.ascontiguousarray(array)).cast("B"))
-    return h.hexdigest()
 
 
 @contextmanager
@@ -59,19 +60,23 @@ def _locked(db: str):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def save(db: str, model: str, seq: int, ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> None:
-    ids = np.ascontiguousarray(ids, dtype="<i8")
-    types = np.ascontiguousarray(types, dtype=np.int8)
-    matrix = np.ascontiguousarray(matrix, dtype="<f4")
-    header = json.dumps({"model": model, "dims": int(matrix.shape[1]), "n": int(len(ids)), "seq": int(seq),
-                         "digest": _digest(ids, types, matrix)}).encode() + b"\n"
+def save(db: str, model: str, seq: int, dims: int, ids: np.ndarray, types: np.ndarray,
+         params: list[np.ndarray], codes: list[np.ndarray]) -> None:
+    """`params` and `codes` are the rows' blocks in the order of `ids` (grouped by type)."""
+    arrays = [np.ascontiguousarray(ids, dtype="<i8"), np.ascontiguousarray(types, dtype=np.int8),
+              *(np.ascontiguousarray(p, dtype="<f4") for p in params), *(np.ascontiguousarray(c, dtype=np.int8) for c in codes)]
+    h = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        h.update(memoryview(array).cast("B"))
+    header = json.dumps({"model": model, "dims": int(dims), "n": int(len(ids)), "seq": int(seq),
+                         "digest": h.hexdigest()}).encode() + b"\n"
     final = path_of(db)
     with _locked(db):
         fd, tmp = tempfile.mkstemp(prefix=final.name + ".", suffix=".tmp", dir=final.parent)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(MAGIC + header)
-                for array in (ids, types, matrix):
+                for array in arrays:
                     f.write(memoryview(array).cast("B"))
             os.replace(tmp, final)
             for old in OLD_FORM:
@@ -81,24 +86,50 @@ def save(db: str, model: str, seq: int, ids: np.ndarray, types: np.ndarray, matr
             raise
 
 
+def _read(f, h, dtype, count: int) -> np.ndarray:
+    """`count` values from the file, into the hash; a short file is a ValueError."""
+    array = np.fromfile(f, dtype=dtype, count=count)
+    if array.size != count:
+        raise ValueError("the snapshot ends early")
+    h.update(memoryview(array).cast("B"))
+    return array
+
+
 def load(db: str, model: str, dims: int) -> Snapshot | None:
     try:
         with open(path_of(db), "rb") as f:
-            if f.readline() != MAGIC:
+            form = f.readline()
+            if form not in (MAGIC, FLOATS):
                 return None
             about = json.loads(f.readline())
             if about["model"] != model or about["dims"] != dims:
                 return None
             n = int(about["n"])
-            ids = np.fromfile(f, dtype="<i8", count=n)
-            types = np.fromfile(f, dtype=np.int8, count=n)
-            matrix = np.fromfile(f, dtype="<f4", count=n * dims)
-            if len(ids) != n or len(types) != n or matrix.size != n * dims or f.read(1):
+            h = hashlib.blake2b(digest_size=16)
+            ids, types = _read(f, h, "<i8", n), _read(f, h, np.int8, n)
+            if n and (np.any(np.diff(types) < 0) or types[0] < 0 or types[-1] >= len(TYPES)):
+                return None  # every snapshot is written grouped by type
+            params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS) if form == MAGIC else None
+
+            def coded(start: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+                if params is None:
+                    return encode(_read(f, h, "<f4", k * dims).reshape(k, dims))
+                return _read(f, h, np.int8, k * dims).reshape(k, dims), params[start : start + k]
+
+            blocks, start = {}, 0
+            for code, t in enumerate(TYPES):
+                codes, params_of = [], []
+                count = int((types == code).sum())
+                for b, size in enumerate(block_sizes(count)):
+                    k = min(size, count - b * ROWS)
+                    codes.append(np.zeros((size, dims), dtype=np.int8))
+                    params_of.append(np.zeros((size, PARAMS), dtype=np.float32))
+                    codes[-1][:k], params_of[-1][:k] = coded(start, k)
+                    start += k
+                blocks[t] = codes, params_of
+            if f.read(1) or h.hexdigest() != about["digest"]:
                 return None
-        matrix = matrix.reshape(n, dims)
-        if _digest(ids, types, matrix) != about["digest"]:
-            return None
-        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, matrix)
+        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, form != MAGIC)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

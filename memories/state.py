@@ -1,19 +1,20 @@
 """What one process holds of a memory file, and how it stays in step with the file.
 
 The state is the connection, the lock (one writer at a time, as in a Durable Object; reads take
-it too, so none sees half a write), the vector matrix recall searches, the vocabulary and the
-pairs. `reading()` and `writing()` are the only ways in: each is one SQLite transaction with the
-matrix in step with it.
+it too, so none sees half a write), the vector index recall searches (vectors.py: int8 codes,
+rescored from the `vectors` table in the same transaction), the vocabulary and the pairs.
+`reading()` and `writing()` are the only ways in: each is one SQLite transaction with the index
+in step with it.
 
 Another process may write the same file (`python -m memories import --db`, a second `serve`).
-Its rows, FTS entries and vectors are in the file, but not in this process's vector matrix. So
-every read and every write starts by asking SQLite whether anyone else has committed since we
-last looked (`PRAGMA data_version`, one cheap pragma) and, if so, re-reads the vectors of the
-facts that the change log (`vector_changes`, kept by triggers) names since the matrix was last
-in step. Reads run in one read transaction and writes check inside their BEGIN IMMEDIATE, so the
-matrix and the rows they read are always the same snapshot. The check is about 10 microseconds.
+Its rows, FTS entries and vectors are in the file, but not in this process's index. So every
+read and every write starts by asking SQLite whether anyone else has committed since we last
+looked (`PRAGMA data_version`, one cheap pragma) and, if so, re-reads the vectors of the facts
+that the change log (`vector_changes`, kept by triggers) names since the index was last in
+step. Reads run in one read transaction and writes check inside their BEGIN IMMEDIATE, so the
+index and the rows they read are always the same snapshot. The check is about 10 microseconds.
 
-Opening a big memory reads a snapshot of the matrix beside the file (snapshot.py), patched from
+Opening a big memory reads a snapshot of the index beside the file (snapshot.py), patched from
 the same log; the table is read whole only without a usable snapshot.
 """
 
@@ -34,6 +35,7 @@ import numpy as np
 from . import snapshot
 from .embeddings import Embedder
 from .facts import MemoryFull, StoreError, Unavailable
+from .codes import encode
 from .migrations import migrate, transaction
 from .models import numbers_for
 from .pairs import Pairs
@@ -44,7 +46,8 @@ from .vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
-SAMPLED_ROWS = 256  # matrix rows /stats compares with the table
+SAMPLED_ROWS = 256  # rows of the index /stats compares with the table
+READ_CHUNK = 500  # fact ids a read of the vectors table names at once
 MIB = 2**20
 WAY_OUT = ("Delete facts, or move some to another memory by name (python -m memories export, then import into "
            "another memory's file or --url).")
@@ -105,10 +108,10 @@ class State:
         migrate(self.db)
         self.dims = embedder.dims if embedder else 0
         self.pairs = Pairs(self.db)
-        self.vectors = VectorIndex(self.dims)
+        self.vectors = VectorIndex(self.dims, self.read_vectors)
         self.vocab = Vocabulary(self.db, self.model, self.dims)
-        self.version: int | None = None  # PRAGMA data_version when the matrix was last in step
-        self.seq: int | None = None  # the last vector_changes entry the matrix includes
+        self.version: int | None = None  # PRAGMA data_version when the index was last in step
+        self.seq: int | None = None  # the last vector_changes entry the index includes
         self.saved_seq: int | None = None  # ... and the snapshot on disk
         self.reread = 0  # rows read from the table by the last sync
         self.vocabulary_ready = threading.Event()  # set once the vocabulary holds every fact's words
@@ -165,7 +168,7 @@ class State:
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """The lock, one read snapshot of the file, and the matrix in step with it."""
+        """The lock, one read snapshot of the file, and the index in step with it."""
         with self.lock:
             if self.db.in_transaction:  # inside another read or a write, which has synced
                 yield
@@ -180,10 +183,10 @@ class State:
 
     @contextmanager
     def writing(self) -> Iterator[list[Callable[[], None]]]:
-        """The lock and BEGIN IMMEDIATE, then the matrix in step: no other writer can commit now,
+        """The lock and BEGIN IMMEDIATE, then the index in step: no other writer can commit now,
         so dedup decides against everything in the file. The caller lists the changes to the
-        matrix its write makes (`after`); they are applied once COMMIT has succeeded, and never
-        if anything failed: the matrix never holds a vector the file does not, nor lacks one it does."""
+        index its write makes (`after`); they are applied once COMMIT has succeeded, and never
+        if anything failed: the index never holds a vector the file does not, nor lacks one it does."""
         with self.lock:
             after: list[Callable[[], None]] = []
             with transaction(self.db):
@@ -192,7 +195,7 @@ class State:
                 last = self.last_change()
             for apply in after:
                 apply()
-            self.seq = last  # committed: the matrix is at it
+            self.seq = last  # committed: the index is at it
             try:
                 self.vocab.load()
             except Exception:  # the write stands; the next read loads the words again
@@ -205,10 +208,10 @@ class State:
         return self.db.execute("SELECT max(seq) FROM vector_changes").fetchone()[0] or 0
 
     def sync(self) -> None:
-        """Bring the matrix in step if another connection has committed since we last looked (call
-        it inside a transaction, so the rows read next are the snapshot the matrix comes from).
+        """Bring the index in step if another connection has committed since we last looked (call
+        it inside a transaction, so the rows read next are the snapshot the index comes from).
         Only the facts the change log names are read again; the whole table only when the log
-        no longer reaches back to our matrix (a snapshot pruned it) or on first open without a
+        no longer reaches back to our index (a snapshot pruned it) or on first open without a
         snapshot."""
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self.version:
@@ -222,16 +225,19 @@ class State:
             if self.seq is None:
                 snap = snapshot.load(self.path, self.model, self.dims)
                 if snap and self._log_reaches(snap.seq):
-                    self.vectors = VectorIndex.from_arrays(self.dims, snap.ids, snap.types, snap.matrix)
-                    self.seq = self.saved_seq = snap.seq
+                    self.vectors = VectorIndex.of_blocks(self.dims, snap.ids, snap.types, snap.blocks, self.read_vectors)
+                    self.seq = snap.seq
+                    self.saved_seq = None if snap.old else snap.seq  # float32 rows: the next save writes codes
             if self.seq is None or not self._log_reaches(self.seq) or not self._patch(self.seq, last):
+                # The old index's memory first; a read that fails leaves an empty one to read again.
+                self.seq, self.vectors = None, VectorIndex(self.dims, self.read_vectors)
                 rows = self.db.execute(
                     "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
                     " WHERE v.model = ? AND v.dims = ?",
                     (self.model, self.dims),
-                ).fetchall()
-                self.vectors = VectorIndex.of(self.dims, rows)
-                self.reread = len(rows)
+                )
+                self.vectors = VectorIndex.of(self.dims, rows, self.read_vectors)
+                self.reread = len(self.vectors)
             self.seq = last
         self.vocab.load()
         # The floor belongs to the file: another process that opened it with another floor rebuilt
@@ -256,7 +262,7 @@ class State:
             self.full = (f"this memory's {sum(facts.values())} vectors and {words} words would take {mib(need)} of memory, "
                          f"past its budget of {mib(self.budget)}: it answers keyword recall, lists, gets, deletes and exports "
                          f"its facts, but stores none and finds none by meaning. {WAY_OUT}")
-            self.vectors = VectorIndex(self.dims)
+            self.vectors = VectorIndex(self.dims, self.read_vectors)
             self.vocab.empty()
             self.vocabulary_ready.set()
         elif self.full:
@@ -315,34 +321,51 @@ class State:
         self.reread = len(changed)
         for fid in changed:
             self.vectors.remove(fid)
-        for i in range(0, len(changed), 500):
-            part = changed[i : i + 500]
+        for i in range(0, len(changed), READ_CHUNK):
+            part = changed[i : i + READ_CHUNK]
             rows = self.db.execute(
                 "SELECT v.fact_id, f.type, v.embedding FROM vectors v JOIN facts f ON f.id = v.fact_id"
                 f" WHERE v.model = ? AND v.dims = ? AND v.fact_id IN ({','.join('?' * len(part))})",
                 (self.model, self.dims, *part),
-            )
-            for fid, type, blob in rows:
-                self.vectors.put(fid, type, np.frombuffer(blob, dtype="<f4"))
+            ).fetchall()
+            if rows:
+                self.vectors.extend(np.array([r[0] for r in rows], dtype=np.int64),
+                                    np.array([TYPE_CODE[r[1]] for r in rows], dtype=np.int8),
+                                    *encode(np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)))
         return True
 
+    def read_vectors(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The exact vectors of these facts from the table, for the index to rescore its
+        candidates (inside the caller's transaction: the rows its codes come from)."""
+        found, blobs = [], []
+        for i in range(0, len(ids), READ_CHUNK):
+            part = ids[i : i + READ_CHUNK].tolist()
+            for fid, blob in self.db.execute(
+                f"SELECT fact_id, embedding FROM vectors WHERE model = ? AND dims = ? AND fact_id IN ({','.join('?' * len(part))})",
+                (self.model, self.dims, *part),
+            ):
+                found.append(fid)
+                blobs.append(blob)
+        return np.array(found, dtype=np.int64), np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found), self.dims)
+
     def save_snapshot(self) -> bool:
-        """Write the matrix beside the database so the next open reads it in one go, then prune
+        """Write the index's codes beside the database so the next open reads it in one go, then prune
         the change log up to it. Skipped when nothing changed; a small memory has no snapshot
         (its table reads in well under a second) and its log is pruned all the same."""
         with self.lock:
             if not self.embedder or self.full or self.seq is None or self.seq == self.saved_seq:
-                return False  # (a memory past its budget holds no matrix to save)
+                return False  # (a memory past its budget holds no index to save)
             if len(self.vectors) < snapshot.MIN_FACTS:
-                self._prune_log(self.seq)  # a process whose matrix is older reads the table again
+                self._prune_log(self.seq)  # a process whose index is older reads the table again
                 self.saved_seq = self.seq
                 return False
             parts = [self.vectors.parts[t] for t in TYPES]
+            blocks = [b for p in parts for b in p.blocks()]
             seq = self.seq
-            snapshot.save(self.path, self.model, seq,
+            snapshot.save(self.path, self.model, seq, self.dims,
                           np.concatenate([p.fact_ids for p in parts]),
                           np.concatenate([np.full(p.n, TYPE_CODE[t], np.int8) for t, p in zip(TYPES, parts)]),
-                          np.concatenate([p.m for p in parts]))
+                          [b[2] for b in blocks], [b[1] for b in blocks])
             self.saved_seq = seq
             self._prune_log(seq)
             return True
@@ -383,7 +406,7 @@ class State:
                 counts["warning"] = self.full
             orphans = {name: [r[0] for r in self.db.execute(sql + " LIMIT 100")] for name, sql in q.items()}
             by_type = dict(self.db.execute("SELECT type, count(*) FROM facts GROUP BY type").fetchall())
-            # The matrix recall searches must hold exactly the table's vectors (none of another model).
+            # The index recall searches must hold exactly the table's vectors (none of another model).
             table = {r[0] for r in self.db.execute("SELECT fact_id FROM vectors")}
             in_step = not self.embedder or self.full is not None or self.vectors.ids() == table
             orphans["vectors_out_of_step"] = self._rows_out_of_step(SAMPLED_ROWS)
@@ -394,7 +417,7 @@ class State:
         return counts
 
     def _rows_out_of_step(self, sample: int) -> list[int]:
-        """Of `sample` facts drawn at random, those whose row in the matrix is not their vector in
+        """Of `sample` facts drawn at random, those whose code in the index is not their vector's in
         the table (as a snapshot that paired vectors with the wrong facts would leave): a
         sample, so /stats stays cheap at any size."""
         if not self.embedder:
@@ -406,8 +429,7 @@ class State:
             (self.model, self.dims, *drawn)).fetchall()
         out = []
         for fid, blob in rows:
-            held = self.vectors.vector(fid)
-            if held is None or held.astype("<f4").tobytes() != blob:
+            if not self.vectors.holds(fid, np.frombuffer(blob, dtype="<f4")):
                 out.append(fid)
         return sorted(out)
 

@@ -2,7 +2,7 @@
 module that answers it.
 
     facts.py       the Fact type, the errors, the limits and the input checks
-    state.py       the connection, the lock, the matrix and vocabulary in step with the file
+    state.py       the connection, the lock, the index and vocabulary in step with the file
                    (other processes' writes, the snapshot), and the consistency check
     writing.py     the write path: add, import, edit, delete, reindex, with dedup
     reading.py     rows, and the reads ranking needs (the keyword list, term counts)
@@ -52,7 +52,7 @@ class Memory:
         self.searcher = Searcher(self.state, self.reader)
         self.review = Review(self.state, self.reader)
         self.background = Background(self.state)
-        with self.state.reading():  # loads the matrix
+        with self.state.reading():  # loads the index
             pass
         if self.state.reread > 1000:  # the next open reads a snapshot instead (after a kill -9, say)
             self.state.save_snapshot()

@@ -1,143 +1,89 @@
-"""The in-memory vectors that exact cosine search runs over, one matrix per fact type.
+"""The in-memory vectors search runs over, one set of rows per fact type, held as int8 codes.
 
-Rows are L2-normalised, so cosine is a dot product. Each type has its own matrix: dedup and
-the pairs kept on write compare a fact only with its own type, so they read only those rows.
-A matrix grows by doubling and a deleted row is filled by the last one, so a write costs
-O(dims), never a copy. The engine changes them only under its lock, right after the matching
-database commit.
+Rows are L2-normalised, so cosine is a dot product. Each type has its own rows: dedup and the
+pairs kept on write compare a fact only with its own type, so they read only those rows. The
+codes (codes.py) find the candidates; their exact float32 vectors, read from the `vectors` table
+(`read`), give every cosine answered, so every ranking is that of exact search:
+- the k nearest: the best k + RESCORE rows on the codes are rescored (benchmarks/memory_bench.py
+  measures how often the exact top k is inside them; a type of at most k + RESCORE rows is
+  ranked exactly);
+- every row at or above a cosine (dedup, pairs, a fact's place): each row whose code is within
+  its bound of it is rescored, and the bound is exact, so none is missed.
+Rows sit in blocks of codes.ROWS; growing adds a block (the last one doubles up to ROWS first),
+so it never copies the others, and a deleted row is filled by the last one. The engine changes
+them only under its lock, right after the matching database commit, and reads the table inside
+the same transaction, so the codes and the vectors they are rescored with are one snapshot.
 """
 
 from __future__ import annotations
 
-import math
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .allpairs import all_pairs
+from .codes import RESCORE, bound, encode, exact
+from .rows import DICT_ENTRY, INT_BYTES, Rows, dict_bytes
+
+__all__ = ["DICT_ENTRY", "INT_BYTES", "TYPES", "TYPE_CODE", "VectorIndex"]
+
 TYPES = ("fact", "skill", "log")
 TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
-BLOCK = 2048  # rows per tile in all-pairs products: a 2048 x 2048 float32 tile is 16 MiB
-INT_BYTES = 36  # at most what an int object (a dict's key or value) takes below 2^63
-DICT_ENTRY = 80  # at most what a new entry adds to a dict's table, counting the resize that doubles it
+LOAD_BATCH = 4096  # table rows encoded at a time when the index is built from the table
+PAIRS_READ = 4096  # candidate pairs rescored at a time
+
+# The exact float32 vectors of the asked fact ids: (the ids the table holds, their rows).
+Reader = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
-def dict_bytes(d: dict, objects: int = 2) -> int:
-    """An upper bound on a dict of ints: its table as Python counts it, and `objects` int objects
-    an entry (its key and its value)."""
-    return sys.getsizeof(d) + len(d) * objects * INT_BYTES
+def no_table(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    raise RuntimeError("this index has no table to read exact vectors from")
 
 
-def grown(capacity: int, n: int) -> int:
-    """The capacity a doubling buffer of `capacity` rows reaches to hold `n` (Rows._grow)."""
-    while capacity < n:
-        capacity = max(1024, 2 * capacity)
-    return capacity
-
-
-class Rows:
-    """One type's vectors and the fact ids of its rows."""
-
-    def __init__(self, dims: int, capacity: int = 0):  # the first put makes room for 1024
-        self.n = 0
-        self.matrix = np.zeros((capacity, dims), dtype=np.float32)
-        self.ids = np.zeros(capacity, dtype=np.int64)
-        self.row: dict[int, int] = {}
-
-    @classmethod
-    def of(cls, ids: np.ndarray, matrix: np.ndarray) -> Rows:
-        rows = cls(matrix.shape[1], capacity=max(1024, len(ids)) if len(ids) else 0)
-        rows.n = len(ids)
-        rows.ids[: rows.n] = ids
-        rows.matrix[: rows.n] = matrix
-        rows.row = {fid: i for i, fid in enumerate(ids.tolist())}
-        return rows
-
-    @property
-    def m(self) -> np.ndarray:
-        return self.matrix[: self.n]
-
-    @property
-    def fact_ids(self) -> np.ndarray:
-        return self.ids[: self.n]
-
-    def put(self, fact_id: int, vector: np.ndarray) -> None:
-        i = self.row.get(fact_id)
-        if i is None:
-            if self.n == len(self.ids):
-                self._grow()
-            i = self.n
-            self.n += 1
-            self.row[fact_id] = i
-            self.ids[i] = fact_id
-        self.matrix[i] = vector
-
-    def remove(self, fact_id: int) -> None:
-        i = self.row.pop(fact_id, None)
-        if i is None:
-            return
-        last = self.n - 1
-        if i != last:
-            moved = int(self.ids[last])
-            self.matrix[i], self.ids[i] = self.matrix[last], moved
-            self.row[moved] = i
-        self.n = last
-
-    def nbytes(self) -> int:
-        """The bytes these rows hold: the arrays exactly, the row map as an upper bound."""
-        return self.matrix.nbytes + self.ids.nbytes + dict_bytes(self.row)
-
-    def nbytes_with(self, more: int) -> int:
-        """The most they would hold with `more` new rows: a grow has the old arrays and the new
-        alive at once while it copies."""
-        row = self.matrix.shape[1] * 4 + 8
-        capacity = grown(len(self.ids), self.n + more)
-        copying = len(self.ids) * row if capacity > len(self.ids) else 0
-        return capacity * row + copying + dict_bytes(self.row) + more * (2 * INT_BYTES + DICT_ENTRY)
-
-    def _grow(self) -> None:
-        capacity = max(1024, 2 * len(self.ids))
-        for name in ("matrix", "ids"):
-            old = getattr(self, name)
-            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.n] = old[: self.n]
-            setattr(self, name, new)
+def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The L1 and L2 norms of a query (or of each row of `queries`), in float64."""
+    q = queries.astype(np.float64)
+    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1)
 
 
 class VectorIndex:
-    def __init__(self, dims: int):
+    def __init__(self, dims: int, read: Reader = no_table):
         self.dims = dims
+        self.read = read
         self.parts = {t: Rows(dims) for t in TYPES}
         self.type_of: dict[int, str] = {}
 
     @classmethod
-    def of(cls, dims: int, rows: list[tuple[int, str, bytes]]) -> VectorIndex:
-        """An index of (id, type, little-endian float32 blob) rows, built in one go."""
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        types = np.array([TYPE_CODE[r[1]] for r in rows], dtype=np.int8)
-        blobs = b"".join(r[2] for r in rows)
-        matrix = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), dims) if rows else np.zeros((0, dims), np.float32)
-        return cls.from_arrays(dims, ids, types, matrix)
+    def of(cls, dims: int, rows: Iterable[tuple[int, str, bytes]], read: Reader = no_table) -> VectorIndex:
+        """An index of (id, type, little-endian float32 blob) rows (a cursor: read a batch at a time)."""
+        index = cls(dims, read)
+        rows = iter(rows)
+        while batch := [r for _, r in zip(range(LOAD_BATCH), rows)]:
+            ids = np.array([r[0] for r in batch], dtype=np.int64)
+            types = np.array([TYPE_CODE[r[1]] for r in batch], dtype=np.int8)
+            matrix = np.frombuffer(b"".join(r[2] for r in batch), dtype="<f4").reshape(len(batch), dims)
+            index.extend(ids, types, *encode(matrix))
+        return index
 
     @classmethod
-    def from_arrays(cls, dims: int, ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> VectorIndex:
-        index = cls(dims)
-        ordered = bool(np.all(types[1:] >= types[:-1]))  # a snapshot is: each type is a slice
+    def of_blocks(cls, dims: int, ids: np.ndarray, types: np.ndarray, blocks: dict[str, tuple[list, list]],
+                  read: Reader = no_table) -> VectorIndex:
+        """An index that takes a snapshot's blocks as they are: `ids` and `types` ordered by type,
+        and each type's (codes, params) blocks laid out as codes.block_sizes says."""
+        index = cls(dims, read)
+        start = 0
         for t, code in TYPE_CODE.items():
-            if ordered:
-                lo, hi = np.searchsorted(types, code), np.searchsorted(types, code, side="right")
-                mask = slice(lo, hi)
-            else:
-                mask = types == code
-            index.parts[t] = Rows.of(ids[mask], matrix[mask])
-            index.type_of.update(dict.fromkeys(ids[mask].tolist(), t))
+            n = int((types == code).sum())
+            index.parts[t] = Rows.of(dims, ids[start : start + n], *blocks[t])
+            index.type_of.update(dict.fromkeys(ids[start : start + n].tolist(), t))
+            start += n
         return index
 
     def __len__(self) -> int:
         return len(self.type_of)
 
     def nbytes(self) -> int:
-        """The bytes the index holds: its matrices exactly, its maps as an upper bound (the types
+        """The bytes the index holds: its arrays exactly, its maps as an upper bound (the types
         are shared strings: a key an entry)."""
         return sum(p.nbytes() for p in self.parts.values()) + dict_bytes(self.type_of, 1)
 
@@ -153,12 +99,20 @@ class VectorIndex:
         return set(self.type_of)
 
     def put(self, fact_id: int, type: str, vector: np.ndarray) -> None:
+        codes, params = encode(np.asarray(vector, dtype=np.float32)[None])
         old = self.type_of.get(fact_id)
         if old is not None and old != type:
-            vector = np.array(vector)  # it may be a view of the row that removing overwrites
             self.parts[old].remove(fact_id)
-        self.parts[type].put(fact_id, vector)
+        self.parts[type].put(fact_id, codes[0], params[0])
         self.type_of[fact_id] = type
+
+    def extend(self, ids: np.ndarray, types: np.ndarray, codes: np.ndarray, params: np.ndarray) -> None:
+        """Rows of facts it does not hold yet, in one go (`types` as TYPE_CODE)."""
+        for t, code in TYPE_CODE.items():
+            mine = types == code
+            if mine.any():
+                self.parts[t].extend(ids[mine], codes[mine], params[mine])
+                self.type_of.update(dict.fromkeys(ids[mine].tolist(), t))
 
     def remove(self, fact_id: int) -> None:
         type = self.type_of.pop(fact_id, None)
@@ -170,91 +124,163 @@ class VectorIndex:
         self.type_of.clear()
 
     def vector(self, fact_id: int) -> np.ndarray | None:
-        type = self.type_of.get(fact_id)
-        if type is None:
+        """A fact's exact vector, from the table (None: the index does not hold it)."""
+        if fact_id not in self.type_of:
             return None
-        part = self.parts[type]
-        return part.matrix[part.row[fact_id]]
+        found, vectors = self.read(np.array([fact_id], dtype=np.int64))
+        return vectors[0] if len(found) else None
 
-    def _scored(self, query: np.ndarray, type: str | None,
-                exclude: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(ids, cosines) of each type's rows that the query looks at; `exclude` gets -inf."""
-        for t in [type] if type else TYPES:
-            part = self.parts[t]
-            if part.n:
-                s = part.m @ query
-                if exclude in part.row:
-                    s[part.row[exclude]] = -np.inf
-                yield part.fact_ids, s
+    def holds(self, fact_id: int, vector: np.ndarray) -> bool:
+        """Whether the fact's row is the code of `vector` (state.py compares the index with the table)."""
+        type = self.type_of.get(fact_id)
+        if type is None or len(vector) != self.dims:
+            return False
+        part = self.parts[type]
+        held = part.take(np.array([part.row[fact_id]]))
+        return all(np.array_equal(a, b) for a, b in zip(held, encode(vector[None])))
+
+    def _read(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The exact vectors of `ids` (repeats allowed), from the table: (each id's row in the
+        vectors, -1 for one the table lacks; the vectors)."""
+        unique, back = np.unique(ids, return_inverse=True)
+        found, vectors = self.read(unique) if len(unique) else (unique, np.zeros((0, self.dims), np.float32))
+        row = np.full(len(unique), -1, dtype=np.int64)
+        row[np.searchsorted(unique, found)] = np.arange(len(found))
+        return row[back], vectors
+
+    def _exact(self, ids: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of `ids` the table holds, and their exact cosines with one query (or each with
+        its own row of `queries`)."""
+        row, vectors = self._read(ids)
+        held = row >= 0
+        return held, exact(vectors[row[held]], queries if queries.ndim == 1 else queries[held])
 
     def search(self, query: np.ndarray, type: str | None = None, k: int = 30,
                exclude: int | None = None) -> list[tuple[int, float]]:
-        """The k nearest facts as (id, cosine), best first, ties by id: stable output."""
-        ids_all, s_all = [], []
-        for ids, s in self._scored(query, type, exclude):
-            kk = min(k, len(s))
-            top = np.argpartition(-s, kk - 1)[:kk]
-            ids_all.append(ids[top])
-            s_all.append(s[top])
-        if not ids_all:
+        """The k nearest facts as (id, exact cosine), best first, ties by id: exact search's answer.
+
+        The best k + RESCORE on the codes (of all the types asked) are rescored. A row left out
+        scores no more than the last of them on its code; if that and the widest bound could
+        still reach the k-th exact cosine, every row that could is rescored too (rare: rows
+        closer together than the codes' error, as in a crowd of near-copies)."""
+        wanted = k + RESCORE
+        scored = []  # (part, its scores on the codes, its best rows on them)
+        for t in [type] if type else TYPES:
+            part = self.parts[t]
+            if part.n:
+                s = part.scores(query)
+                if exclude in part.row:
+                    s[part.row[exclude]] = -np.inf
+                scored.append((part, s, np.argpartition(-s, min(wanted, part.n) - 1)[:wanted]))
+        if not scored:
             return []
-        ids, s = np.concatenate(ids_all), np.concatenate(s_all)
-        order = np.lexsort((ids, -s))[:k]
-        return [(int(ids[i]), float(s[i])) for i in order if s[i] != -np.inf]
+        best = np.concatenate([s[top] for _, s, top in scored])
+        cut = np.partition(best, len(best) - wanted)[len(best) - wanted] if len(best) > wanted else -np.inf
+        kept, left = [], []  # the rows rescored; (part, scores, its rows rescored, the most a row left out scores)
+        for part, s, top in scored:
+            mine = top[s[top] >= cut]
+            kept.append(part.fact_ids[mine[s[mine] != -np.inf]])
+            if len(mine) < part.n:
+                left.append((part, s, mine, cut if len(mine) < len(top) else s[top].min()))
+        ids, cosines = self._rescored(query, kept)
+        kth = np.sort(cosines)[-k] if len(cosines) >= k else -np.inf
+        q1, q2 = norms(query)
+        more = []
+        for part, s, mine, most in left:
+            if most + bound(part.widest, q1, q2, self.dims) >= kth:
+                rows = np.setdiff1d(np.flatnonzero(s >= kth - bound(part.widest, q1, q2, self.dims)), mine)
+                more.append(part.fact_ids[rows[s[rows] + bound(part.take(rows)[1], q1, q2, self.dims) >= kth]])
+        if more:
+            extra_ids, extra = self._rescored(query, more)
+            ids, cosines = np.concatenate([ids, extra_ids]), np.concatenate([cosines, extra])
+        order = np.lexsort((ids, -cosines))[:k]
+        return [(int(ids[i]), float(cosines[i])) for i in order]
+
+    def _rescored(self, query: np.ndarray, ids: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids the table holds, their exact cosines with `query`) of these lists of ids."""
+        ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        held, cosines = self._exact(ids, query)
+        return ids[held], cosines
+
+    def near(self, queries: np.ndarray, type: str, least: float,
+             exclude: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each query (each row of `queries`, or one vector), every fact of `type` at or above
+        cosine `least`, as (ids, exact cosines): each row whose code is within its bound of
+        `least` is rescored, and no other can reach it."""
+        q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        part = self.parts[type]
+        q1, q2 = norms(q)
+        rows, which = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        if len(q) == 1 and part.n:  # one query: the threaded scan, then only the rows near enough
+            s = part.scores(q[0])
+            at = np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims))
+            blocks = [(at, s[at][:, None], part.take(at)[1])]
+        else:
+            blocks = ((start + np.arange(len(s)), s, params) for start, s, params in part.scan(q))
+        for at, s, params in blocks:
+            # The rows within the widest bound, then each within its own (flat: 2-D nonzero is slow).
+            r, j = np.divmod(np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims)), s.shape[1])
+            close = s[r, j] + bound(params[r], q1[j], q2[j], self.dims) >= least
+            rows.append(at[r[close]])
+            which.append(j[close])
+        rows, which = np.concatenate(rows), np.concatenate(which)
+        ids = part.fact_ids[rows]
+        if exclude is not None:
+            ids, which = ids[ids != exclude], which[ids != exclude]
+        row, vectors = self._read(ids)
+        order = np.argsort(which, kind="stable")  # rescored query by query: no query copied a row
+        ends = np.searchsorted(which[order], np.arange(len(q) + 1))
+        out = []
+        for j in range(len(q)):
+            mine = order[ends[j] : ends[j + 1]]
+            mine = mine[row[mine] >= 0]  # (a row the table lacks is left out)
+            cosines = exact(vectors[row[mine]], q[j])
+            out.append((ids[mine][cosines >= least], cosines[cosines >= least]))
+        return out
 
     def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None) -> tuple[int | None, float | None]:
-        """Where one fact stands for a query: (1-based rank or None, cosine)."""
-        mine = self.vector(fact_id)
-        if mine is None:
+        """Where one fact stands for a query: (1-based rank or None, exact cosine), as search
+        ranks it. Rows whose code is within its bound of the fact's cosine are rescored; the
+        others are surely above or below it."""
+        if fact_id not in self:
             return None, None
-        cosine = float(mine @ query)
+        held, mine = self._exact(np.array([fact_id], dtype=np.int64), query)
+        if not held.all():
+            return None, None
+        own = mine[0]
         if type is not None and self.type_of[fact_id] != type:
-            return None, cosine
-        part = self.parts[self.type_of[fact_id]]
-        own = float((part.m @ query)[part.row[fact_id]])  # as search computes it, bit for bit
-        return sum(int((s > own).sum()) for _, s in self._scored(query, type)) + 1, own
+            return None, float(own)
+        q1, q2 = norms(query)
+        better, unsure = 0, []
+        for t in [type] if type else TYPES:
+            part = self.parts[t]
+            if not part.n:
+                continue
+            s = part.scores(query)
+            if fact_id in part.row:
+                s[part.row[fact_id]] = np.nan  # neither above nor near
+            wide = bound(part.widest, q1, q2, self.dims)
+            near = np.flatnonzero(np.abs(s - own) <= wide)
+            b = bound(part.take(near)[1], q1, q2, self.dims)
+            better += int((s > own + wide).sum() + (s[near] - b > own).sum())
+            unsure.append(part.fact_ids[near[(s[near] - b <= own) & (s[near] + b >= own)]])
+        _, cosines = self._rescored(query, unsure)
+        return better + int((cosines > own).sum()) + 1, float(own)
 
     def pairs(self, type: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every same-type pair at or above `threshold` as (cosines, smaller ids, larger ids).
+        """Every same-type pair at or above `threshold` as (exact cosines, smaller ids, larger ids)."""
+        return all_pairs(self.parts[type], self.dims, self._rescored_pairs, threshold)
 
-        Rows are sorted by their coordinate on the first principal component. Two unit vectors
-        with cosine >= T are at most sqrt(2 - 2T) apart, and so are their coordinates on any
-        unit direction: a tile whose coordinate ranges are further apart than that holds no
-        pair, and nor does any tile further along the row. Exact, and much faster at high T.
-        One output buffer serves every tile, so memory stays flat however many facts there are.
-        """
-        part = self.parts[type]
-        n = part.n
-        empty = np.zeros(0, np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if n < 2:
-            return empty
-        m = part.m
-        sample = m[:: max(1, n // 4096)]
-        centred = sample - sample.mean(axis=0)
-        direction = np.linalg.eigh(centred.T @ centred)[1][:, -1].astype(np.float32)
-        coord = m @ direction
-        order = np.argsort(coord, kind="stable")
-        m, ids, coord = m[order], part.fact_ids[order], coord[order]
-        reach = math.sqrt(max(0.0, 2 - 2 * threshold)) + 1e-4  # float32 rounding cannot lose a pair
-        buffer = np.empty((BLOCK, BLOCK), dtype=np.float32)
-        found_s, found_i, found_j = [], [], []
-        for r0 in range(0, n, BLOCK):
-            rows = m[r0 : r0 + BLOCK]
-            top = coord[min(n, r0 + BLOCK) - 1]
-            for c0 in range(r0, n, BLOCK):
-                if coord[c0] - top > reach:
-                    break  # sorted: every later tile is further still
-                cols = m[c0 : c0 + BLOCK]
-                tile = buffer[: len(rows), : len(cols)]
-                np.matmul(rows, cols.T, out=tile)
-                if c0 == r0:
-                    tile[np.tri(*tile.shape, dtype=bool)] = -np.inf
-                i, j = np.nonzero(tile >= threshold)
-                if len(i):
-                    found_s.append(tile[i, j].copy())
-                    found_i.append(ids[r0 + i])
-                    found_j.append(ids[c0 + j])
-        if not found_s:
-            return empty
-        s, a, b = np.concatenate(found_s), np.concatenate(found_i), np.concatenate(found_j)
-        return s, np.minimum(a, b), np.maximum(a, b)
+    def _rescored_pairs(self, a: np.ndarray, b: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of the pairs of facts (a, b), those at or above `threshold` by their exact cosine:
+        (cosines, a, b). Each fact's vector is read once, the pairs rescored PAIRS_READ at a
+        time (what fits in cache)."""
+        row, vectors = self._read(np.concatenate([a, b]))
+        ra, rb = row[: len(a)], row[len(a) :]
+        held = (ra >= 0) & (rb >= 0)
+        a, b, ra, rb = a[held], b[held], ra[held], rb[held]
+        s = np.empty(len(a), dtype=np.float32)
+        for k in range(0, len(a), PAIRS_READ):
+            s[k : k + PAIRS_READ] = exact(vectors[ra[k : k + PAIRS_READ]], vectors[rb[k : k + PAIRS_READ]])
+        keep = s >= threshold
+        return s[keep], a[keep], b[keep]

@@ -14,6 +14,7 @@ from functools import partial
 
 import numpy as np
 
+from .codes import encode, exact_all
 from .dedup import distinct
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Conflict, Fact, IdTaken, MemoryFull, NotFound, clean_items,
                     clean_source, clean_text, clean_type, now, text_key)
@@ -21,7 +22,7 @@ from .pairs import MARGIN
 from .history import Entry, History
 from .reading import Reader
 from .state import State, to_blob
-from .vectors import TYPES, VectorIndex
+from .vectors import LOAD_BATCH, TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import words_of
 
 
@@ -90,22 +91,20 @@ class Writer:
         return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
 
     def _unlink(self, fid: int) -> None:
-        """Remove fact `fid`'s pairs (inside the write, before its vector leaves the matrix)."""
+        """Remove fact `fid`'s pairs (inside the write, before its vector leaves the table: its
+        neighbours are found with it)."""
         vectors = self.state.vectors
         vector, type = vectors.vector(fid), vectors.type_of.get(fid)
         if vector is None or type is None:
             self.state.pairs.unlink(fid, None)
             return
-        part = vectors.parts[type]
-        self.state.pairs.unlink(fid, part.fact_ids[part.m @ vector >= self.state.floor - MARGIN])
+        self.state.pairs.unlink(fid, vectors.near(vector, type, self.state.floor - MARGIN)[0][0])
 
     def _similar(self, fid: int, type: str, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The other same-type facts and their cosines with `vector`: one row serves an edit's
-        dedup check and its pairs."""
-        part = self.state.vectors.parts[type]
-        ids, scores = part.fact_ids, part.m @ vector
-        other = ids != fid
-        return ids[other], scores[other]
+        """The other same-type facts at or above the floor or the threshold, whichever is lower,
+        and their cosines with `vector`: one search serves an edit's dedup check and its pairs."""
+        low = min(self.state.floor, self.state.threshold)
+        return self.state.vectors.near(vector, type, low, exclude=fid)[0]
 
     # -- the writes --------------------------------------------------------------------
 
@@ -115,19 +114,15 @@ class Writer:
         results: list[AddResult] = []
         with state.lock:
             with state.writing() as after:
-                # Each type's new facts against that type's stored rows, one matrix product a
+                # Each type's new facts against that type's stored rows, one scan of its codes a
                 # type: it serves both the near-dedup check and the pairs kept for review.
                 low = min(state.floor, state.threshold)
                 types = [c[1] for c in clean]
                 prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
                 for t in set(types):
                     mine = [i for i, u in enumerate(types) if u == t]
-                    part = state.vectors.parts[t]
-                    ids, scores = part.fact_ids.copy(), vectors[mine] @ part.m.T
-                    for row, i in enumerate(mine):
-                        keep = scores[row] >= low
-                        prior[i] = ids[keep], scores[row][keep]
-                within = vectors @ vectors.T  # the batch against itself, for facts stored earlier in it
+                    prior.update(zip(mine, state.vectors.near(vectors[mine], t, low)))
+                within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
                 batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
                 for n, ((text, type, source, created_at, updated_at, wanted_id, force), vector) in enumerate(zip(clean, vectors)):
                     near_ids, near_scores = prior[n]
@@ -162,7 +157,7 @@ class Writer:
                         (fid, state.model, len(vector), to_blob(vector)),
                     )
                     state.pairs.link(fid, type, near_ids, near_scores, state.floor)
-                    # Later items of the batch see this one through `batch`; the matrix, once committed.
+                    # Later items of the batch see this one through `batch`; the index, once committed.
                     after.append(partial(state.vectors.put, fid, type, vector))
                     batch.append((fid, type, n))
                     fact = Fact(fid, text, type, source, created_at, updated_at)
@@ -212,6 +207,8 @@ class Writer:
                             f"this edit would duplicate fact {existing.id} ({dup[1]} match, score {dup[2]:.3f})",
                             existing, dup[1], dup[2],
                         )
+                if similar is not None:
+                    self._unlink(fact_id)  # before its vector changes in the table
                 updated_at = now()
                 db.execute(
                     "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
@@ -225,7 +222,6 @@ class Writer:
                         (fact_id, state.model, len(vector), to_blob(vector)),
                     )
                 if similar is not None:  # its pairs become those of its new text and type
-                    self._unlink(fact_id)
                     state.pairs.link(fact_id, new_type, *similar, state.floor)
                 if vector is not None:
                     after.append(partial(state.vectors.put, fact_id, new_type, vector))
@@ -240,10 +236,10 @@ class Writer:
         with state.writing() as after:
             fact = self.reader.get(fact_id)
             self.history.record(client, "delete", fact_id, before=fact, note=note, undoes=undoes)
+            self._unlink(fact_id)  # before its vector leaves the table
             db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
             db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
             db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
-            self._unlink(fact_id)
             after.append(partial(state.vectors.remove, fact_id))
         if state.full:  # does it fit again? Then its vectors are read now
             state.version = None
@@ -317,9 +313,11 @@ class Writer:
                 "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
                 [(r[0], state.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
             )
-            index = VectorIndex(state.dims)
-            for (fid, _, type), v in zip(rows, vectors):
-                index.put(fid, type, v)
+            index = VectorIndex(state.dims, state.read_vectors)
+            for i in range(0, len(rows), LOAD_BATCH):
+                part = rows[i : i + LOAD_BATCH]
+                index.extend(np.array([r[0] for r in part], dtype=np.int64), np.array([TYPE_CODE[r[2]] for r in part], dtype=np.int8),
+                             *encode(np.array(vectors[i : i + LOAD_BATCH])))
             rebuild_pairs(state, index)
             words = words_of([r[1] for r in rows])
             vocabulary = word_vectors(state, words, vocabulary)

@@ -17,6 +17,7 @@ import pytest
 from benchmarks import synthetic
 from memories.facts import MemoryFull
 from memories.store import Memory
+from memories.codes import block_sizes
 from memories.vectors import INT_BYTES
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
@@ -32,8 +33,9 @@ def test_the_engine_counts_its_arrays_exactly_and_its_maps_as_a_bound(tmp_path):
                         + [{"text": "A skill: brew tea.", "type": "skill"}])
         vectors, vocab = memory.vectors, memory.vocab
         parts = vectors.parts.values()
-        arrays = sum(p.matrix.nbytes + p.ids.nbytes for p in parts)
-        assert arrays == sum(len(p.ids) * (64 * 4 + 8) for p in parts)  # float32 rows and int64 ids
+        arrays = sum(sum(c.nbytes for c in p.codes) + sum(q.nbytes for q in p.params) + p.ids.nbytes for p in parts)
+        assert arrays == sum(len(p.ids) * (64 + 3 * 4 + 8) for p in parts)  # int8 codes, mid/step/err, int64 ids
+        assert [len(p.ids) for p in parts] == [sum(block_sizes(p.n)) for p in parts] == [512, 64, 0]
         maps = sum(sys.getsizeof(p.row) + 2 * INT_BYTES * len(p.row) for p in parts)
         assert vectors.nbytes() == arrays + maps + sys.getsizeof(vectors.type_of) + INT_BYTES * len(vectors.type_of)
         assert vocab.nbytes() >= vocab._rows.nbytes + sum(sys.getsizeof(w) for w in vocab.words)

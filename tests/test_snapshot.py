@@ -17,10 +17,10 @@ DIMS = 16
 
 
 def rows_out_of_step(memory: Memory) -> list[int]:
-    """Every fact whose vector in memory is not its row in the vectors table (not a sample)."""
+    """Every fact whose code in memory is not its row's in the vectors table (not a sample)."""
     table = dict(memory.db.execute("SELECT fact_id, embedding FROM vectors"))
     assert memory.vectors.ids() == set(table)
-    return [fid for fid, blob in table.items() if memory.vectors.vector(fid).astype("<f4").tobytes() != blob]
+    return [fid for fid, blob in table.items() if not memory.vectors.holds(fid, np.frombuffer(blob, "<f4"))]
 
 
 def seed(db: str, n: int = 60) -> Memory:
@@ -36,8 +36,8 @@ def test_a_matrix_whose_rows_were_swapped_is_not_loaded(tmp_path, monkeypatch):
     seed(db).close()
     path = snapshot.path_of(db)
     data = bytearray(path.read_bytes())
-    row = DIMS * 4
-    first, second = len(data) - 2 * row, len(data) - row  # the matrix's last two rows: same ids, swapped vectors
+    row = DIMS  # int8 codes, the file's last part
+    first, second = len(data) - 2 * row, len(data) - row  # the last two rows' codes: same ids, swapped codes
     data[first:second], data[second:] = data[second:], data[first:second]
     path.write_bytes(bytes(data))
     assert snapshot.load(db, HashEmbedder.model_id, DIMS) is None

@@ -1,0 +1,286 @@
+"""The in-memory index holds int8 codes and answers as exact float32 search does: the same ids
+in the same order with the same cosines, every pair at or above a threshold, every fact's rank,
+and bytes it counts exactly; its snapshot round-trips, and a snapshot of float32 rows opens."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from memories import codes, snapshot
+from memories.codes import ROWS, block_sizes, encode
+from memories.rows import Rows, dict_bytes
+from memories.store import Memory
+from memories.vectors import TYPE_CODE, TYPES, VectorIndex
+from tests.fakes import HashEmbedder
+
+
+def unit(m: np.ndarray) -> np.ndarray:
+    return (m / np.linalg.norm(m, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def vectors(kind: str, n: int, dims: int, rng: np.random.Generator) -> np.ndarray:
+    """Random unit vectors; clusters around 20 centres at spreads from 1e-4 to 0.1 with some
+    exact copies (ties); or one crowd, far more rows than search rescores first, closer
+    together than the codes can tell apart."""
+    if kind == "random":
+        return unit(rng.standard_normal((n, dims)))
+    if kind == "crowd":
+        return unit(rng.standard_normal(dims) + 1e-3 * rng.standard_normal((n, dims)))
+    centres = rng.standard_normal((20, dims))
+    spread = 10 ** rng.uniform(-4, -1, (n, 1))
+    m = unit(centres[rng.integers(0, 20, n)] + spread * rng.standard_normal((n, dims)))
+    m[::50] = m[1::50]
+    return m
+
+
+def exact(m: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Exact search's cosines: of float32 vectors, the float32 nearest their dot product (`q`
+    one vector, or a matrix whose rows are each compared with every row of `m`)."""
+    return (m.astype(np.float64) @ q.astype(np.float64).T).astype(np.float32)
+
+
+class Table:
+    """The vectors table, as the index reads it (any id it holds, in any order)."""
+
+    def __init__(self, ids: np.ndarray, m: np.ndarray):
+        self.m, self.row = m, {int(i): k for k, i in enumerate(ids)}
+
+    def read(self, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = [int(i) for i in want[::-1] if int(i) in self.row]
+        return np.array(found, np.int64), self.m[[self.row[i] for i in found]].reshape(len(found), self.m.shape[1])
+
+
+def index_of(ids: np.ndarray, types: np.ndarray, m: np.ndarray) -> VectorIndex:
+    index = VectorIndex(m.shape[1], Table(ids, m).read)
+    index.extend(ids, types, *encode(m))
+    return index
+
+
+@pytest.fixture(params=[("random", 384), ("clustered", 384), ("clustered", 16), ("crowd", 64)], ids=lambda p: f"{p[0]}-{p[1]}")
+def data(request):
+    kind, dims = request.param
+    rng = np.random.default_rng(7)
+    n = 3000
+    m = vectors(kind, n, dims, rng)
+    ids = rng.choice(2**62, n, replace=False).astype(np.int64) + 1  # ids are not row numbers
+    types = rng.choice(3, n, p=[0.8, 0.15, 0.05]).astype(np.int8)
+    queries = [unit(m[i] + s * rng.standard_normal(dims)) for i, s in zip(rng.integers(0, n, 40), [0, 0.01, 0.1, 1] * 10)]
+    return ids, types, m, queries, rng, kind
+
+
+def test_search_on_codes_then_rescored_is_exact_search(data, monkeypatch):
+    ids, types, m, queries, rng, kind = data
+    index = index_of(ids, types, m)
+    reads = []
+    monkeypatch.setattr(index, "read", lambda want: reads.append(len(want)) or Table(ids, m).read(want))
+    again = 0
+    for q in queries:
+        ref = exact(m, q)
+        for type, k in ((None, 30), ("fact", 30), ("skill", 5), ("log", 100)):
+            exclude = int(ids[rng.integers(len(ids))])
+            mine = np.flatnonzero(((types == TYPE_CODE[type]) if type else True) & (ids != exclude))
+            best = mine[np.lexsort((ids[mine], -ref[mine]))][:k]
+            reads.clear()
+            assert index.search(q, type, k, exclude=exclude) == [(int(ids[i]), float(ref[i])) for i in best]
+            again += len(reads) > 1
+    # In a crowd the best k + RESCORE on the codes cannot hold the exact top k: more are rescored;
+    # among random vectors they always do.
+    assert again > 0 if kind in ("crowd", "clustered") else again == 0
+
+
+def test_threshold_queries_find_every_row_exact_search_finds_even_right_at_the_threshold(data):
+    ids, types, m, queries, rng, kind = data
+    index = index_of(ids, types, m)
+    batch = np.array(queries[:8])
+    for t in TYPES:
+        mine = np.flatnonzero(types == TYPE_CODE[t])
+        ref = exact(m[mine], batch)
+        for least in (0.3, 0.8, *(float(np.sort(ref[:, k])[-r]) for k, r in ((0, 2), (1, 10), (2, 50)))):
+            for q, cosines, (got, s), (one, s1) in zip(batch, ref.T, index.near(batch, t, least),
+                                                       (index.near(q, t, least)[0] for q in batch)):
+                want = cosines >= least  # as exact search compares: float32 against the threshold
+                assert dict(zip(got.tolist(), s.tolist())) == dict(zip(ids[mine][want].tolist(), cosines[want].tolist()))
+                assert dict(zip(one.tolist(), s1.tolist())) == dict(zip(got.tolist(), s.tolist()))
+    exclude = int(ids[types == 0][0])
+    assert exclude not in index.near(m[ids == exclude][0], "fact", 0.0, exclude=exclude)[0][0]
+
+
+def test_every_pair_at_or_above_the_threshold_and_none_below(data, monkeypatch):
+    ids, types, m, _, rng, _ = data
+    index = index_of(ids, types, m)
+    monkeypatch.setattr("memories.allpairs.BLOCK", 256)  # many tiles, most skipped
+    for t in TYPES:
+        mine = np.flatnonzero(types == TYPE_CODE[t])
+        ref = exact(m[mine], m[mine])
+        i, j = np.triu_indices(len(mine), 1)
+        best = np.sort(ref[i, j])[::-1]
+        many, ten, some = best[np.minimum([50_000, 10, 3000], len(best)) - 1].tolist()  # the k-th best pair's cosine
+        for threshold in (max(0.9, many), ten, some):  # two right at a pair's cosine
+            keep = ref[i, j] >= threshold
+            a, b = ids[mine][i[keep]], ids[mine][j[keep]]
+            want = dict(zip(zip(np.minimum(a, b).tolist(), np.maximum(a, b).tolist()), ref[i, j][keep].tolist()))
+            s, a, b = index.pairs(t, threshold)
+            assert dict(zip(zip(a.tolist(), b.tolist()), s.tolist())) == want and len(s) == len(want)
+
+
+def test_a_rank_is_the_place_exact_search_gives(data):
+    ids, types, m, queries, rng, kind = data
+    index = index_of(ids, types, m)
+    for q in queries[:10]:
+        ref = exact(m, q)
+        for k in rng.integers(0, len(ids), 5):
+            for type in (None, TYPES[types[k]], TYPES[(types[k] + 1) % 3]):
+                mine = (types == TYPE_CODE[type]) if type else np.ones(len(ids), bool)
+                want = (int((ref[mine] > ref[k]).sum()) + 1, float(ref[k])) if mine[k] else (None, float(ref[k]))
+                assert index.rank_of(q, int(ids[k]), type) == want
+
+
+def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
+    """The threshold test above can fail: with no bound, rows just over the threshold are lost."""
+    rng = np.random.default_rng(1)
+    m = vectors("clustered", 2000, 384, rng)
+    ids = np.arange(1, 2001, dtype=np.int64)
+    index = index_of(ids, np.zeros(2000, np.int8), m)
+    monkeypatch.setattr("memories.vectors.bound", lambda params, q1, q2, dims: np.zeros(np.broadcast_shapes(np.shape(params)[:-1], np.shape(q1))))
+    missed = 0
+    for q in m[:50]:
+        least = float(np.sort(exact(m, q))[-20])
+        missed += 20 - len(index.near(q, "fact", least)[0][0])
+    assert missed > 0
+
+
+def test_the_bytes_counted_are_the_arrays_held_and_growing_never_holds_twice_as_much():
+    rows = Rows(384)
+    rng = np.random.default_rng(3)
+    m = unit(rng.standard_normal((3 * ROWS + 100, 384)))
+    rows.extend(np.arange(len(m), dtype=np.int64), *encode(m))
+    for fid in rng.choice(len(m), 300, replace=False).tolist():
+        rows.remove(fid)
+    arrays = sum(c.nbytes for c in rows.codes) + sum(p.nbytes for p in rows.params) + rows.ids.nbytes
+    assert arrays == len(rows.ids) * (384 + 12 + 8) == sum(block_sizes(len(m))) * (384 + 12 + 8)
+    assert rows.nbytes() == arrays + dict_bytes(rows.row)
+    code, params = encode(m[:1])
+    grows = 0
+    for fid in range(10**6, 10**6 + ROWS):  # through doublings of the last block, and a new block
+        bound, growing = rows.nbytes_with(1), rows.n == len(rows.ids)
+        if growing:
+            tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+        rows.put(fid, code[0], params[0])
+        assert rows.nbytes() <= bound
+        if growing:
+            peak = tracemalloc.get_traced_memory()[1] - before
+            tracemalloc.stop()
+            assert peak <= ROWS * (384 + 12) + 2 * rows.ids.nbytes + 4096  # a block and the ids at most
+            assert peak < rows.nbytes() / 2  # never a copy of the whole
+            grows += 1
+    assert grows >= 2 and rows.n == len(m) - 300 + ROWS
+
+
+def test_the_engine_answers_as_exact_search_over_its_table(tmp_path):
+    memory = Memory(tmp_path / "m.db", HashEmbedder(16))
+    try:
+        words = "tea jazz chess Lisbon Anna brother sister moved works loves hates boat".split()
+        rng = np.random.default_rng(5)
+        memory.add_many([{"text": " ".join(rng.choice(words, 4)) + f" note{i % 40}", "type": TYPES[i % 3]} for i in range(1500)])
+        rows = memory.db.execute("SELECT f.id, f.type, v.embedding FROM facts f JOIN vectors v ON v.fact_id = f.id").fetchall()
+        ids = np.array([r[0] for r in rows])
+        m = np.array([np.frombuffer(r[2], "<f4") for r in rows])
+        for text in ("tea and jazz", "Anna moved", "note7 boat"):
+            q = memory.embedder.embed([text])[0]
+            ref = exact(m, q)
+            best = np.lexsort((ids, -ref))[:30]
+            with memory.state.reading():
+                assert memory.vectors.search(q, None, 30) == [(int(ids[i]), float(ref[i])) for i in best]
+                assert memory.vectors.rank_of(q, int(ids[best[7]])) == (int((ref > ref[best[7]]).sum()) + 1, float(ref[best[7]]))
+    finally:
+        memory.close()
+
+
+def seeded(db: str, n: int = 120) -> Memory:
+    m = Memory(db, HashEmbedder(16))
+    m.add_many([{"text": f"Fact {i} about shelf {i * 7}, box {i * 13} and tea.", "type": TYPES[i % 3]} for i in range(n)])
+    return m
+
+
+def answers(memory: Memory) -> list:
+    with memory.state.reading():
+        return [memory.vectors.search(memory.embedder.embed([t])[0], None, 10) for t in ("shelf 7", "box tea", "Fact 3")]
+
+
+def test_the_snapshot_round_trips_the_codes(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    db = str(tmp_path / "m.db")
+    first = seeded(db)
+    before, held = answers(first), first.vectors
+    first.close()
+    loaded = snapshot.load(db, HashEmbedder.model_id, 16)
+    assert loaded is not None and not loaded.old
+    for t in TYPES:
+        part, (codes_, params) = held.parts[t], loaded.blocks[t]
+        assert [len(c) for c in codes_] == block_sizes(part.n)
+        assert all(np.array_equal(a[: len(b)], b) for a, (_, b, _) in zip(codes_, part.blocks()))
+        assert all(np.array_equal(a[: len(b)], b) for a, (_, _, b) in zip(params, part.blocks()))
+    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: pytest.fail("read the table"))
+    again = Memory(db, HashEmbedder(16))
+    assert answers(again) == before and again.stats()["consistent"]
+    again.close()
+
+
+def save_floats(db: str, model: str, seq: int, ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> None:
+    """A snapshot as version 2 wrote it: float32 rows."""
+    import hashlib
+    import json
+
+    h = hashlib.blake2b(digest_size=16)
+    arrays = [np.ascontiguousarray(ids, "<i8"), np.ascontiguousarray(types, np.int8), np.ascontiguousarray(matrix, "<f4")]
+    for a in arrays:
+        h.update(memoryview(a).cast("B"))
+    header = {"model": model, "dims": matrix.shape[1], "n": len(ids), "seq": seq, "digest": h.hexdigest()}
+    with open(db + ".vectors", "wb") as f:
+        f.write(snapshot.FLOATS + json.dumps(header).encode() + b"\n")
+        for a in arrays:
+            f.write(memoryview(a).cast("B"))
+
+
+def test_a_snapshot_of_float32_rows_opens_and_is_written_anew_as_codes(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    db = str(tmp_path / "m.db")
+    first = seeded(db)
+    before, seq = answers(first), first.state.seq
+    rows = sorted(first.db.execute("SELECT f.id, f.type, v.embedding FROM facts f JOIN vectors v ON v.fact_id = f.id"),
+                  key=lambda r: TYPE_CODE[r[1]])
+    first.close()
+    save_floats(db, HashEmbedder.model_id, seq, np.array([r[0] for r in rows]), np.array([TYPE_CODE[r[1]] for r in rows]),
+                np.array([np.frombuffer(r[2], "<f4") for r in rows]))
+    assert snapshot.load(db, HashEmbedder.model_id, 16).old
+    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: pytest.fail("read the table"))
+    again = Memory(db, HashEmbedder(16))
+    assert answers(again) == before and again.stats()["consistent"]
+    again.close()
+    assert snapshot.path_of(db).read_bytes().startswith(snapshot.MAGIC)  # written anew, as codes
+    assert not snapshot.load(db, HashEmbedder.model_id, 16).old
+
+
+def test_a_float32_snapshot_that_does_not_match_its_hash_is_not_loaded(tmp_path):
+    db = str(tmp_path / "m.db")
+    m = unit(np.random.default_rng(2).standard_normal((50, 16)))
+    save_floats(db, "model", 3, np.arange(50), np.zeros(50, np.int8), m)
+    assert snapshot.load(db, "model", 16) is not None
+    data = bytearray(snapshot.path_of(db).read_bytes())
+    data[-1] ^= 1
+    snapshot.path_of(db).write_bytes(bytes(data))
+    assert snapshot.load(db, "model", 16) is None
+
+
+def test_a_code_is_within_its_bound_of_the_exact_cosine():
+    rng = np.random.default_rng(9)
+    for dims in (16, 384, 1536):
+        m = np.concatenate([vectors("random", 200, dims, rng), np.full((1, dims), 1 / np.sqrt(dims), np.float32)])
+        c, params = encode(m)
+        decoded = params[:, :1] + params[:, 1:2] * c.astype(np.float64)
+        assert np.all(np.linalg.norm(m - decoded, axis=1) <= params[:, 2])
+        assert np.all(np.abs(c) <= codes.LEVELS)
