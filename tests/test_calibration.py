@@ -126,6 +126,7 @@ def test_the_page_recommends_and_one_click_adopts_it_recorded_and_undoable(owner
     page = soup(owner_client.get("/calibrate/"))
     assert page.select_one("#model-id").text == client(service, "x").health().model
     assert bool(page.select_one("#not-measured")) == (kind == "e5")
+    assert bool(page.select_one("#service-status #calibrate-model")) == (kind == "e5")  # the strip says so on every page
     assert owner_client.post("/calibrate/").status_code == 302
     page = soup(owner_client.get("/calibrate/"))
     recommended = float(page.select_one("#threshold-table tr.recommended")["data-threshold"])
