@@ -23,13 +23,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 
 from memories.client import MemoryClient
 
-from .evaluation import set_memory  # noqa: F401 (a set's own memory, as the Evaluation page names it)
+from .diff import histogram
+from .evaluation import first_rank, metrics
 
 PAIRS_FILE = Path(settings.BASE_DIR) / "memories" / "data" / "dedup_pairs.json"
 SETS_DIR = Path(settings.BASE_DIR) / "dashboard" / "evalsets"
@@ -138,20 +140,19 @@ def recommend(pairs: list[Pair]) -> Recommendation:
     return Recommendation(safe[0].threshold if safe else None, round(floor, 2) if floor is not None else None, rows)
 
 
-def histogram(pairs: list[Pair], low: float) -> list[dict]:
-    """Bins of 0.01 from `low` to 1: how many rewordings and look-alikes fall in each."""
-    bins = []
-    start = math.floor(low * 100)
-    for i in range(start, 100):
-        lo, hi = i / 100, (i + 1) / 100
-        inside = [p for p in pairs if p.score is not None and lo <= p.score < hi or (i == 99 and p.score == 1.0)]
-        bins.append({"lo": lo, "same": sum(p.kind == "same" for p in inside),
-                     "distinct": sum(p.kind == "distinct" for p in inside)})
-    return bins
+def bins(pairs: list[Pair]) -> list[dict]:
+    """Bins of 0.01 (diff.histogram's, as the near-duplicates page draws them) from the lowest
+    listed pair's to 1: how many rewordings (`same`) and look-alikes (`distinct`) fall in each."""
+    scored = [p for p in pairs if p.score is not None]
+    low = math.floor(min((p.score for p in scored), default=LOWEST) * 100 + 1e-9) / 100
+    same, distinct = ([p.score for p in scored if p.kind == kind] for kind in ("same", "distinct"))
+    return [{"lo": a["low"], "same": a["count"], "distinct": b["count"]}
+            for a, b in zip(histogram(same, low), histogram(distinct, low))]
 
 
 # -- the expansion cut-off -----------------------------------------------------------------
 
+@cache  # shipped files: read once, not on every page that counts their cases
 def set_file(name: str) -> dict:
     return json.loads((SETS_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
@@ -174,14 +175,8 @@ def run_set(client: MemoryClient, name: str, ids: dict[str, int], fusion: dict) 
     for case in set_file(name)["cases"]:
         expected = {ids[e.strip()] for e in case["expected"] if e.strip() in ids}
         result = client.recall(case["question"], type=case.get("type") or None, limit=DEPTH, fusion=fusion, log=False)
-        ranks.append(next((i for i, h in enumerate(result.results, start=1) if h.fact.id in expected), None))
+        ranks.append(first_rank([h.fact.id for h in result.results], expected))
     return ranks
-
-
-def score(ranks: list[int | None]) -> dict:
-    n = len(ranks)
-    return {"n": n, "hit1": sum(r == 1 for r in ranks), "hit5": sum(r is not None and r <= 5 for r in ranks),
-            "mrr": round(sum(1 / r for r in ranks if r) / n, 4) if n else 0.0}
 
 
 def expansion_table(results: dict[str, dict[str, list]]) -> list[dict]:
@@ -192,8 +187,8 @@ def expansion_table(results: dict[str, dict[str, list]]) -> list[dict]:
         if not all(s in got for s in (*TUNING, *UNSEEN)):
             continue
         rows.append({"expand": value,
-                     "tuning": score([r for s in TUNING for r in got[s]]),
-                     "unseen": score([r for s in UNSEEN for r in got[s]])})
+                     "tuning": metrics([r for s in TUNING for r in got[s]]),
+                     "unseen": metrics([r for s in UNSEEN for r in got[s]])})
     return rows
 
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memories.client import BadRequest, NotFound
 
 from .. import calibration
+from ..evaluation import set_memory
 from ..memory import forget_status, memory
 from ..models import Calibration
 from ..problems import owner_mistake
@@ -22,6 +23,10 @@ from ..problems import owner_mistake
 ONE_MEMORY = ("The calibration runs in memories of its own (“{name}”), never in yours, and the service at this "
               "address serves only one (serve --db). Serve a folder of memories (serve --dir, as make run does) "
               "or use the Worker.")
+
+
+# What both the page and a step's fragment name: the cut-offs tried and the sets they run on.
+SHOWN = {"grid": calibration.GRID, "sets": {"tuning": calibration.TUNING, "unseen": calibration.UNSEEN}}
 
 
 def model_of(request: HttpRequest) -> dict:
@@ -50,15 +55,15 @@ def calibrate(request: HttpRequest) -> HttpResponse:
                                    fusion=model["fusion"])
         return redirect("calibrate")
     run = Calibration.objects.filter(memory=request.memory, model=model["id"]).first()
-    context: dict = {"model": model, "run": run, "sets": {"tuning": calibration.TUNING, "unseen": calibration.UNSEEN},
-                     "grid": calibration.GRID, "share": round(calibration.GUARD_SHARE * 100), "recalls": calibration.recalls_total()}
+    context: dict = {"model": model, "run": run, **SHOWN, "share": round(calibration.GUARD_SHARE * 100),
+                     "recalls": calibration.recalls_total()}
     if run:
         pairs = pairs_of(run)
         rec = calibration.recommend(pairs)
-        low = min((p.score for p in pairs if p.score is not None), default=calibration.LOWEST)
         shown = [r for r in rec.rows if round(r.threshold * 100, 6) % 1 == 0 or r.threshold == rec.threshold]
+        low = min((p.score for p in pairs if p.score is not None), default=calibration.LOWEST)
         context.update(rec=rec, rows=[r for r in shown if r.threshold >= (rec.floor or low) - 0.05],
-                       chart=chart(calibration.histogram(pairs, low), rec.threshold),
+                       chart=chart(calibration.bins(pairs), rec.threshold),
                        same_total=sum(p.kind == "same" for p in pairs), lookalike_total=sum(p.kind == "distinct" for p in pairs), pairs=sorted(pairs, key=lambda p: -(p.score or 0)),
                        lowest=calibration.LOWEST,
                        current=model["thresholds"].get("duplicate", {}).get("value"),
@@ -88,7 +93,7 @@ def chart(bins: list[dict], threshold: float | None, width: int = 720, height: i
 def expansion_context(run: Calibration) -> dict:
     rows = calibration.expansion_table(run.results)
     done = calibration.next_step(run.loaded, run.results) is None
-    steps = sum(1 for _ in run.loaded) + sum(len(v) for v in run.results.values())
+    steps = len(run.loaded) + sum(len(v) for v in run.results.values())
     return {"expand_rows": rows, "expand_best": calibration.best_expand(rows) if done else None,
             "expand_done": done, "expand_started": bool(run.loaded),
             "progress": steps, "steps": calibration.steps_total()}
@@ -101,22 +106,20 @@ def calibrate_step(request: HttpRequest, run_id: int) -> HttpResponse:
     for the next step until the run is done."""
     run = get_object_or_404(Calibration, id=run_id, memory=request.memory)
     step = calibration.next_step(run.loaded, run.results)
-    try:
-        if step and step[0] == "load":
-            run.loaded[step[1]] = calibration.load_set_facts(memory(calibration.set_memory(step[1])), step[1])
-        elif step:
-            _, value, name = step
-            fusion = {**run.fusion, "expand": value}
-            ranks = calibration.run_set(memory(calibration.set_memory(name)), name, run.loaded[name], fusion)
-            run.results.setdefault(str(value), {})[name] = ranks
-    except NotFound:
-        return owner_mistake(request, "This memory service holds one memory",
-                             ONE_MEMORY.format(name=calibration.set_memory(step[1] if step[0] == "load" else step[2])),
-                             back=reverse("calibrate"))
-    run.save(update_fields=["loaded", "results"])
-    return render(request, "calibrate.html#expansion", {"run": run, "grid": calibration.GRID,
-                                                         "sets": {"tuning": calibration.TUNING, "unseen": calibration.UNSEEN},
-                                                         **expansion_context(run)})
+    if step:
+        name = step[-1]  # ("load", set) or ("run", cut-off, set)
+        client = memory(set_memory(name))
+        try:
+            if step[0] == "load":
+                run.loaded[name] = calibration.load_set_facts(client, name)
+            else:
+                fusion = {**run.fusion, "expand": step[1]}
+                run.results.setdefault(str(step[1]), {})[name] = calibration.run_set(client, name, run.loaded[name], fusion)
+        except NotFound:
+            return owner_mistake(request, "This memory service holds one memory", ONE_MEMORY.format(name=set_memory(name)),
+                                 back=reverse("calibrate"))
+        run.save(update_fields=["loaded", "results"])
+    return render(request, "calibrate.html#expansion", {"run": run, **SHOWN, **expansion_context(run)})
 
 
 @require_POST
