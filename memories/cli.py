@@ -141,17 +141,20 @@ def import_(args: argparse.Namespace) -> int:
     if args.url:
         return import_url(args, items)
     memory = open_memory(args.db)
-    taken = [i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()]
-    if taken:
-        print(f"{len(taken)} ids are in use here already; those facts get new ids", file=sys.stderr)
-        taken_set = set(taken)
-        items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
-    created = duplicates = 0
-    with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
-        for batch in memory.import_batches(items, IMPORT_BATCH, client="cli"):
-            created += sum(r.created for r in batch)
-            duplicates += sum(not r.created for r in batch)
-            bar.update(len(batch))
+    try:
+        taken = [i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()]
+        if taken:
+            print(f"{len(taken)} ids are in use here already; those facts get new ids", file=sys.stderr)
+            taken_set = set(taken)
+            items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
+        created = duplicates = 0
+        with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
+            for batch in memory.import_batches(items, IMPORT_BATCH, client="cli"):
+                created += sum(r.created for r in batch)
+                duplicates += sum(not r.created for r in batch)
+                bar.update(len(batch))
+    finally:
+        memory.close()  # as serve does: the snapshot written, the change log pruned to it
     print(f"imported {created} facts into {args.db}; {duplicates} were already there", file=sys.stderr)
     return 0
 

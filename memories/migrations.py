@@ -123,6 +123,11 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX facts_updated ON facts (updated_at DESC, id DESC);
     """,
+    # 7: the database's identity, written once: the snapshot beside the file carries it and is
+    # loaded only by the database it was made from (another file at the same path has its own).
+    """
+    INSERT OR IGNORE INTO meta (key, value) VALUES ('memory_id', lower(hex(randomblob(16))));
+    """,
 ]
 
 

@@ -3,7 +3,9 @@
 The vectors table stays the source of truth, written in the same transaction as every fact.
 A snapshot is only a cache: it names the model and the last `vector_changes` entry it
 includes, and the engine patches it from that log (state.py `sync`), or loads the table when
-the snapshot is missing, damaged, of another model, or older than the log reaches back.
+the snapshot is missing, damaged, of another model, older than the log reaches back, or
+made from another database: it carries the database's identity (`meta.memory_id`, random,
+written once), so another file put at the database's path never gets this one's codes.
 
 One file holds everything (ids, types, each row's mid, step and err, and the int8 codes, rows
 grouped by type), with a hash of all of it in its header. It is written under a name of its
@@ -43,6 +45,7 @@ class Snapshot:
     types: np.ndarray
     blocks: dict[str, tuple[list[np.ndarray], list[np.ndarray]]]  # each type's codes and params, block by block
     old: bool  # float32 rows: rewrite it
+    origin: str | None  # the identity of the database it was made from (meta.memory_id)
 
 
 def path_of(db: str) -> Path:
@@ -61,15 +64,16 @@ def _locked(db: str):
 
 
 def save(db: str, model: str, seq: int, dims: int, ids: np.ndarray, types: np.ndarray,
-         params: list[np.ndarray], codes: list[np.ndarray]) -> None:
-    """`params` and `codes` are the rows' blocks in the order of `ids` (grouped by type)."""
+         params: list[np.ndarray], codes: list[np.ndarray], origin: str) -> None:
+    """`params` and `codes` are the rows' blocks in the order of `ids` (grouped by type); `origin`
+    is the database's identity, which the one loading it must have."""
     arrays = [np.ascontiguousarray(ids, dtype="<i8"), np.ascontiguousarray(types, dtype=np.int8),
               *(np.ascontiguousarray(p, dtype="<f4") for p in params), *(np.ascontiguousarray(c, dtype=np.int8) for c in codes)]
     h = hashlib.blake2b(digest_size=16)
     for array in arrays:
         h.update(memoryview(array).cast("B"))
     header = json.dumps({"model": model, "dims": int(dims), "n": int(len(ids)), "seq": int(seq),
-                         "digest": h.hexdigest()}).encode() + b"\n"
+                         "origin": origin, "digest": h.hexdigest()}).encode() + b"\n"
     final = path_of(db)
     with _locked(db):
         fd, tmp = tempfile.mkstemp(prefix=final.name + ".", suffix=".tmp", dir=final.parent)
@@ -129,7 +133,7 @@ def load(db: str, model: str, dims: int) -> Snapshot | None:
                 blocks[t] = codes, params_of
             if f.read(1) or h.hexdigest() != about["digest"]:
                 return None
-        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, form != MAGIC)
+        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, form != MAGIC, about.get("origin"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

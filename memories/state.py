@@ -224,7 +224,7 @@ class State:
             last = self.last_change()
             if self.seq is None:
                 snap = snapshot.load(self.path, self.model, self.dims)
-                if snap and self._log_reaches(snap.seq):
+                if snap and self._log_reaches(snap.seq) and snap.origin == self.meta("memory_id"):
                     self.vectors = VectorIndex.of_blocks(self.dims, snap.ids, snap.types, snap.blocks, self.read_vectors)
                     self.seq = snap.seq
                     self.saved_seq = None if snap.old else snap.seq  # float32 rows: the next save writes codes
@@ -365,7 +365,7 @@ class State:
             snapshot.save(self.path, self.model, seq, self.dims,
                           np.concatenate([p.fact_ids for p in parts]),
                           np.concatenate([np.full(p.n, TYPE_CODE[t], np.int8) for t, p in zip(TYPES, parts)]),
-                          [b[2] for b in blocks], [b[1] for b in blocks])
+                          [b[2] for b in blocks], [b[1] for b in blocks], self.meta("memory_id"))
             self.saved_seq = seq
             self._prune_log(seq)
             return True

@@ -59,3 +59,20 @@ def test_serve_refuses_to_start_without_a_secret(tmp_path):
 @pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["import", "--help"], ["export", "--help"]])
 def test_help(args):
     assert run(*args).returncode == 0
+
+
+def test_import_into_a_file_closes_the_memory_as_serve_does(tmp_path, monkeypatch):
+    # The snapshot is written and the change log pruned to it: the next open reads one file,
+    # and a later database at this path cannot mistake the log for its own.
+    from memories import snapshot
+
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    monkeypatch.setenv("MEMORY_EMBEDDER", "tests.fakes:hash_embedder")
+    source, db = tmp_path / "in.jsonl", tmp_path / "m.db"
+    source.write_text("".join(json.dumps({"text": f"Shelf {i} holds box {i * 7}."}) + "\n" for i in range(30)))
+    assert main(["import", str(source), "--db", str(db), "--quiet"]) == 0
+    assert snapshot.load(str(db), "test-hash-64", 64) is not None
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 1

@@ -100,3 +100,39 @@ def test_two_processes_saving_in_a_loop_never_pair_ids_with_the_other_matrix(tmp
     loaded = snapshot.load(db, HashEmbedder.model_id, DIMS)
     assert loaded is not None and np.array_equal(np.sort(loaded.ids), np.array(sorted(last.vectors.ids())))
     last.close()
+
+
+def test_a_snapshot_is_not_loaded_by_another_database_at_its_path(tmp_path, monkeypatch):
+    # The backup that left DB.vectors out, the other way round: memory.db removed alone, a new
+    # memory written at its path. Its change log reaches as far as the old snapshot's, so only
+    # the database's identity tells them apart.
+    monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
+    db = str(tmp_path / "memory.db")
+    seed(db, n=60).close()
+    assert snapshot.path_of(db).exists()
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    other = Memory(db, HashEmbedder(DIMS))
+    other.add_many([{"text": f"Another memory's note {i}: the kettle is in cupboard {i * 3}."} for i in range(70)])
+    other.db.close()  # no save at close: the old snapshot stays in place
+    again = Memory(db, HashEmbedder(DIMS))
+    assert rows_out_of_step(again) == [] and again.stats()["consistent"]  # every row, not a sample
+    again.close()
+    assert snapshot.load(db, HashEmbedder.model_id, DIMS).origin == identity_of(db)
+
+
+def identity_of(db: str) -> str:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT value FROM meta WHERE key = 'memory_id'").fetchone()[0]
+
+
+def test_every_database_has_its_own_identity_written_once(tmp_path):
+    a, b = str(tmp_path / "a.db"), str(tmp_path / "b.db")
+    Memory(a, HashEmbedder(DIMS)).close()
+    Memory(b, HashEmbedder(DIMS)).close()
+    first = identity_of(a)
+    Memory(a, HashEmbedder(DIMS)).close()
+    assert identity_of(a) == first != identity_of(b) and len(first) == 32
