@@ -230,6 +230,13 @@ def embed_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def tcp_port(value: str) -> int:
+    """1-65535: a 0 would be a port nobody is told."""
+    if not (value.isdigit() and 1 <= int(value) <= 65535):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (1-65535)")
+    return int(value)
+
+
 def mcp(args: argparse.Namespace) -> int:
     from .mcp_server import main as serve_mcp
 
@@ -287,9 +294,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=embed_server)
 
-    p = sub.add_parser("mcp", help="serve a memory as MCP tools over stdio (MEMORY_URL, MEMORY_SECRET)")
+    p = sub.add_parser("mcp", help="serve a memory as MCP tools over stdio, or HTTP with --http (MEMORY_URL, MEMORY_SECRET)")
     p.add_argument("--memory", help="one of a Worker's memories, by name (default: MEMORY_NAME, or the URL's own)")
-    p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    p.add_argument("--http", type=tcp_port, metavar="PORT",
+                   help="streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio; every request needs "
+                        "Authorization: Bearer MCP_TOKEN (generated into local.env when unset)")
     p.set_defaults(func=mcp)
 
     args = parser.parse_args(argv)

@@ -3,17 +3,30 @@
 It talks to a memory only through memories/client.py, so it serves the local service or a
 Worker alike (MEMORY_URL, MEMORY_SECRET, and MEMORY_NAME or --memory for one of a Worker's
 memories). Errors come back as tool errors carrying the contract's message.
+
+Over HTTP (`--http PORT`) every request needs `Authorization: Bearer MCP_TOKEN`: a loopback port
+is open to every process and user on the machine, and the tools read and delete the owner's
+memory with MEMORY_SECRET behind them. Stdio needs no token: only the host that started it talks
+to it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hmac
 import os
+import re
+import secrets
+import sys
+from pathlib import Path
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .client import Conflict, Fact, MemoryClient, MemoryServiceError, StatusError
 
@@ -137,6 +150,73 @@ def create_server(client: MemoryClient) -> MCPServer:
     return server
 
 
+TOKEN_SHAPE = re.compile(r"[!-~]{16,}")  # what a header carries unchanged, and too long to guess
+
+
+def env_file() -> Path:
+    """local.env, where `make run` keeps this machine's secrets (scripts/run.py); DESK_HOME moves it."""
+    return Path(os.environ.get("DESK_HOME") or Path(__file__).resolve().parent.parent) / "local.env"
+
+
+def saved_value(text: str, name: str) -> str | None:
+    """NAME's value in an env file's text (the last line that sets it, as the dashboard reads it)."""
+    values = [line.split("=", 1)[1].strip() for line in text.splitlines() if line.startswith(f"{name}=")]
+    return values[-1] if values else None
+
+
+def http_token(path: Path) -> str:
+    """MCP_TOKEN from the environment; else the one saved in local.env; else a new one, saved
+    there (mode 600) and printed once, so the owner can give it to the agent host."""
+    token = os.environ.get("MCP_TOKEN") or None
+    if token is None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "r+", encoding="utf-8") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # two servers starting at once agree on one token
+            text = f.read()
+            token = saved_value(text, "MCP_TOKEN")
+            if token is None:
+                token = secrets.token_urlsafe(32)
+                f.write(("\n" if text and not text.endswith("\n") else "")
+                        + ("" if text else "# Written by `python -m memories mcp --http`; keep it out of git.\n")
+                        + f"MCP_TOKEN={token}\n")
+                os.chmod(path, 0o600)
+                print(f"mcp: a new token for the HTTP server, saved as MCP_TOKEN in {path}; the agent host sends it as\n"
+                      f"  Authorization: Bearer {token}", file=sys.stderr)
+    if not TOKEN_SHAPE.fullmatch(token):
+        raise SystemExit("error: MCP_TOKEN must be at least 16 printable ASCII characters without spaces "
+                         f"(from the environment or {path}; remove it there and one is generated)")
+    return token
+
+
+class BearerToken:
+    """401 for any request without `Authorization: Bearer <token>`, compared in constant time."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        scheme, _, given = dict(scope["headers"]).get(b"authorization", b"").partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token):
+            await self.app(scope, receive, send)
+        elif scope["type"] == "http":  # RFC 6750: error="invalid_token" only when a token was sent
+            challenge = 'Bearer realm="memory-desk"' + (', error="invalid_token"' if given.strip() else "")
+            await JSONResponse({"error": {"code": "unauthorized", "message": "missing or wrong Authorization: Bearer token (MCP_TOKEN)"}},
+                               status_code=401, headers={"WWW-Authenticate": challenge})(scope, receive, send)
+        # anything else (a websocket) is closed unanswered
+
+
+def serve_http(server: MCPServer, port: int, token: str) -> None:
+    import uvicorn
+
+    app = BearerToken(server.streamable_http_app(host="127.0.0.1"), token)
+    print(f"mcp: streamable HTTP on http://127.0.0.1:{port}/mcp (Authorization: Bearer MCP_TOKEN)", file=sys.stderr)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
+
+
 def main(memory: str | None, http_port: int | None) -> int:
     url = os.environ.get("MEMORY_URL", "http://127.0.0.1:8787")
     secret = os.environ.get("MEMORY_SECRET", "")
@@ -144,8 +224,8 @@ def main(memory: str | None, http_port: int | None) -> int:
         raise SystemExit("error: set MEMORY_SECRET to the memory's shared secret")
     client = MemoryClient(memory_url(url, memory or os.environ.get("MEMORY_NAME") or None), secret)
     server = create_server(client)
-    if http_port:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    if http_port is not None:
+        serve_http(server, http_port, http_token(env_file()))
     else:
         server.run()
     return 0

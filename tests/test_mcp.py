@@ -1,19 +1,31 @@
-"""The agent's door: `python -m memories mcp` as a real subprocess, driven over stdio by the MCP
-SDK's own client, against both memories (the local service and a Worker's Durable Object)."""
+"""The agent's door: `python -m memories mcp` as a real subprocess, driven over stdio (and
+streamable HTTP, behind its bearer token) by the MCP SDK's own client, against both memories
+(the local service and a Worker's Durable Object)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import secrets
+import stat
+import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
+import httpx
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.memory_service import ROOT
+from tests.memory_service import ROOT, free_port
 
 pytestmark = pytest.mark.slow
 TOOLS = {"memory_save", "memory_search", "memory_get", "memory_update", "memory_delete", "memory_stats"}
@@ -172,3 +184,137 @@ def test_what_an_agent_does_through_mcp_is_in_the_history_under_its_name_and_und
     assert logged[0]["client"] == "claude-code 2.1.0" and fid in [r["id"] for r in logged[0]["results"]]
     undone = api.post(f"/history/{entries[0]['id']}/undo").json()
     assert undone["restored"] and api.get(f"/facts/{fid}").json()["text"] == "The owner's locker code is in the blue notebook."
+
+
+# -- streamable HTTP: a loopback port any process on the machine can reach -------------------
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+@dataclass
+class HttpServer:
+    url: str
+    log: Path
+
+    def post(self, body: dict, **headers) -> httpx.Response:
+        return httpx.post(self.url, json=body, headers={**ACCEPT, **headers}, timeout=30)
+
+
+@contextmanager
+def http_server(home: Path, service=None, **env):
+    """`python -m memories mcp --http PORT` with DESK_HOME=home (where local.env is), until the block ends."""
+    port = free_port()
+    log = home / f"mcp-{port}.log"
+    environ = {k: v for k, v in os.environ.items() if k != "MCP_TOKEN"}
+    environ |= {"MEMORY_URL": service.url if service else "http://127.0.0.1:9", "MEMORY_SECRET": service.secret if service else "x",
+                "PYTHONPATH": str(ROOT), "DESK_HOME": str(home), **env}
+    process = subprocess.Popen([sys.executable, "-m", "memories", "mcp", "--http", str(port)], cwd=ROOT, env=environ,
+                               stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until it answers at all: without a token, a 401
+            assert process.poll() is None, log.read_text()
+            try:
+                httpx.get(url, timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        yield HttpServer(url, log)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def assert_refused(r: httpx.Response, challenge: str) -> None:
+    assert r.status_code == 401, r.text
+    assert r.headers["WWW-Authenticate"] == challenge
+    assert r.json()["error"]["code"] == "unauthorized" and "memory-desk" not in r.text
+
+
+def test_the_http_server_answers_401_without_the_token_or_with_a_wrong_one(service, tmp_path):
+    token = secrets.token_urlsafe(24)
+    with http_server(tmp_path, service, MCP_TOKEN=token) as mcp:
+        assert_refused(mcp.post(INITIALIZE), 'Bearer realm="memory-desk"')
+        for wrong in ("Bearer " + secrets.token_urlsafe(24), "Bearer " + token[:-1], "Bearer", f"Basic {token}", token):
+            assert_refused(mcp.post(INITIALIZE, Authorization=wrong),
+                           'Bearer realm="memory-desk"' + (', error="invalid_token"' if " " in wrong else ""))
+        search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "bank PIN"}}}
+        assert_refused(mcp.post(search), 'Bearer realm="memory-desk"')
+        assert_refused(httpx.get(mcp.url, headers=ACCEPT), 'Bearer realm="memory-desk"')
+        right = mcp.post(INITIALIZE, Authorization=f"Bearer {token}")
+    assert right.status_code == 200 and '"name":"memory-desk"' in right.text
+    assert not (tmp_path / "local.env").exists()  # the environment's token is the one, and nothing is written
+
+
+def http_session(url: str, token: str, steps):
+    """Run `steps(client)` in one MCP session over streamable HTTP, sending the token as a host does."""
+    async def main():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                return await steps(client)
+
+    return in_thread(main)
+
+
+def test_with_the_token_an_agent_saves_searches_and_deletes_over_http(service, tmp_path):
+    token = secrets.token_urlsafe(24)
+
+    async def steps(client):
+        saved = data(await client.call_tool("memory_save", {"text": "The owner's bank PIN is 4711 (HTTP test)."}))
+        found = data(await client.call_tool("memory_search", {"query": "bank PIN 4711"}))
+        deleted = data(await client.call_tool("memory_delete", {"id": saved["id"]}))
+        return saved, found, deleted
+
+    with http_server(tmp_path, service, MCP_TOKEN=token) as mcp:
+        saved, found, deleted = http_session(mcp.url, token, steps)
+    assert saved["created"] and found["hits"][0]["fact"]["id"] == saved["id"] and deleted["deleted"] == saved["id"]
+
+
+def test_a_generated_token_is_saved_in_local_env_printed_once_and_reused(tmp_path):
+    (tmp_path / "local.env").write_text("# Written by `make run`\nMEMORY_SECRET=kept\n")
+    with http_server(tmp_path) as mcp:
+        settings = (tmp_path / "local.env").read_text()
+        [token] = re.findall(r"^MCP_TOKEN=(\S+)$", settings, re.M)
+        assert settings.startswith("# Written by `make run`\nMEMORY_SECRET=kept\n")
+        assert stat.S_IMODE((tmp_path / "local.env").stat().st_mode) == 0o600
+        assert mcp.post(INITIALIZE, Authorization=f"Bearer {token}").status_code == 200
+        assert_refused(mcp.post(INITIALIZE), 'Bearer realm="memory-desk"')
+        first_log = mcp.log
+    assert f"Authorization: Bearer {token}" in first_log.read_text()  # printed, for the owner to hand on
+
+    with http_server(tmp_path) as again:
+        assert again.post(INITIALIZE, Authorization=f"Bearer {token}").status_code == 200
+        second_log = again.log
+    assert token not in second_log.read_text()  # printed once, when it was made
+    assert re.findall(r"^MCP_TOKEN=(\S+)$", (tmp_path / "local.env").read_text(), re.M) == [token]
+
+
+def test_a_short_token_from_the_environment_is_refused_at_start(tmp_path):
+    env = {**os.environ, "MEMORY_SECRET": "x", "MCP_TOKEN": "1234", "DESK_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "memories", "mcp", "--http", str(free_port())], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "MCP_TOKEN must be at least 16" in done.stderr
+
+
+def test_the_readme_http_snippet_is_what_a_host_sends(service, tmp_path):
+    """The README's configuration for an agent host that speaks streamable HTTP, as such a host uses it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"<!-- mcp-http-config -->\s*```json\n(.*?)```", readme, re.S).group(1)
+    config = json.loads(snippet)["mcpServers"]["memory"]
+    token = secrets.token_urlsafe(24)
+    with http_server(tmp_path, service, MCP_TOKEN=token) as mcp:
+        url = config["url"].replace("http://127.0.0.1:8790/mcp", mcp.url)
+        headers = {k: v.replace("the MCP_TOKEN from local.env", token) for k, v in config["headers"].items()}
+        assert headers == {"Authorization": f"Bearer {token}"}
+
+        async def main():
+            async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    return data(await client.call_tool("memory_stats", {}))
+
+        stats = in_thread(main)
+    assert stats["consistent"] is True
