@@ -53,12 +53,48 @@ ORDERS = tuple(o for column in SORT_COLUMNS for o in (column, f"{column}_asc"))
 DEFAULT_ORDER = "created"
 
 
+MAX_SOURCE = 200  # the contract's: a longer source is no fact's
+
+
+def not_blank(value: str, what: str) -> str:
+    """Surrounding spaces go; spaces alone are refused, not read as no filter (which is every fact)."""
+    if value and not value.strip():
+        raise forms.ValidationError(f"{what} is only spaces, which no fact can be found by. "
+                                    f"Type a word, or empty it to list every fact.", code="blank")
+    return value.strip()
+
+
 class FactFilter(forms.Form):
-    q = forms.CharField(required=False, label="Search", max_length=500)
-    type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
-    source = forms.CharField(required=False, max_length=200)
-    order = forms.ChoiceField(choices=[("", DEFAULT_ORDER), *((o, o) for o in ORDERS)], required=False)
+    """The facts list's filters. One the memory cannot run is an error to show, never dropped: a
+    dropped filter lists every fact, and "select all matching" would then offer them all."""
+
+    q = forms.CharField(required=False, label="Search", max_length=MAX_TEXT, strip=False, error_messages={
+        "max_length": "A search is at most %(limit_value)s characters, the longest a fact can be; this one has %(show_value)s.",
+    })
+    type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False, error_messages={
+        "invalid_choice": "There is no type “%(value)s”: a fact is a fact, a skill or a log.",
+    })
+    source = forms.CharField(required=False, max_length=MAX_SOURCE, strip=False, error_messages={
+        "max_length": "A source is at most %(limit_value)s characters, so no fact has this one of %(show_value)s.",
+    })
+    order = forms.CharField(required=False)
     cursor = forms.CharField(required=False, max_length=500)
+
+    def clean_q(self) -> str:
+        return not_blank(self.cleaned_data["q"], "The search")
+
+    def clean_source(self) -> str:
+        return not_blank(self.cleaned_data["source"], "The source")
+
+    def clean_order(self) -> str:
+        """An order the list does not know is its default, which the headers then show (the
+        filter of what is listed does not change)."""
+        order = self.cleaned_data["order"]
+        return order if order in ORDERS else ""
+
+    def active(self) -> dict[str, str]:
+        """The filters that narrow what is listed (q, type, source), of a valid form."""
+        return {k: self.cleaned_data[k] for k in ("q", "type", "source") if self.cleaned_data.get(k)}
 
 
 class RecallForm(forms.Form):

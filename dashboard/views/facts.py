@@ -12,10 +12,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memories.client import BadRequest, Conflict, NotFound, ServiceUnavailable
+from memories.client import BadRequest, Conflict, NotFound, Page, ServiceUnavailable
 
 from .. import audit
-from ..forms import DEFAULT_ORDER, MAX_ID, SORT_COLUMNS, FactFilter, FactForm
+from ..forms import DEFAULT_ORDER, MAX_ID, SORT_COLUMNS, FactFilter, FactForm, parse_id
 from ..memory import forget_status, memory
 from ..models import EvalCase
 from ..problems import owner_mistake
@@ -55,16 +55,18 @@ def list_context(request: HttpRequest, filters: FactFilter, page=None) -> dict:
         filters.is_valid()
         page = memory(request.memory).list_facts(limit=PAGE_SIZE)
     order = filters.cleaned_data.get("order") or DEFAULT_ORDER
-    return {"filters": filters, "page": page, "query": request.GET.urlencode(), "expected": expected_ids(request.memory),
-            "bulk_limit": BULK_LIMIT, "order": order, "default_order": DEFAULT_ORDER, "sort": sort_links(request, order),
-            "oldest_first": order.endswith("_asc")}
+    active = filters.active() if filters.is_valid() else {}
+    keep = urlencode({**active, **({"order": order} if order != DEFAULT_ORDER else {})})  # what page links keep
+    return {"filters": filters, "active": active, "keep": keep, "page": page, "query": request.GET.urlencode(),
+            "expected": expected_ids(request.memory), "bulk_limit": BULK_LIMIT, "order": order,
+            "default_order": DEFAULT_ORDER, "sort": sort_links(request, active, order), "oldest_first": order.endswith("_asc")}
 
 
-def sort_links(request: HttpRequest, order: str) -> dict[str, dict]:
+def sort_links(request: HttpRequest, active: dict, order: str) -> dict[str, dict]:
     """The id, Created and Updated headers' links, by column: newest (highest) first, or the other
     way round when the list is in that order already; and the aria-sort of the column the list is
     in. They keep the filters and the recall marks, not the page."""
-    keep = {k: request.GET[k] for k in ("q", "type", "source", "recalls") if request.GET.get(k)}
+    keep = {**active, **({"recalls": request.GET["recalls"]} if request.GET.get("recalls") else {})}
     links = {}
     for column in SORT_COLUMNS:
         ascending = order == f"{column}_asc"
@@ -83,23 +85,32 @@ def sources(request: HttpRequest) -> list[str]:
     return sorted({f.source for f in newest if f.source}, key=str.lower)
 
 
+def no_such_page(request: HttpRequest, why: str) -> HttpResponse:
+    return owner_mistake(request, "That page of facts does not exist",
+                         f"The address asks for something the memory cannot list ({why}). "
+                         "Page links carry a cursor for one order of the list; one edited by hand, from another "
+                         "order or from an older memory no longer works.",
+                         back=reverse("facts"), back_label="The newest facts")
+
+
 @require_GET
 @vary_on_headers("HX-Request")
 def fact_list(request: HttpRequest) -> HttpResponse:
     filters = FactFilter(request.GET)
-    filters.is_valid()
+    if not filters.is_valid():
+        if "cursor" in filters.errors:
+            return no_such_page(request, "the cursor is longer than any the memory gives")
+        # The list says why, in place of its rows: no filter is dropped (that would be every fact).
+        context = {**list_context(request, filters, page=Page([], None, 0)), "form": FactForm()}
+        template = "facts/list.html#fact-list" if request.htmx and request.htmx.target == "fact-list" else "facts/list.html"
+        return render(request, template, {**context, "sources": sources(request)}, status=400)
     f = filters.cleaned_data
     try:
-        page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
-                                                 q=f.get("q") or None, limit=PAGE_SIZE, cursor=f.get("cursor") or None,
-                                                 order=f.get("order") or None)
+        page = memory(request.memory).list_facts(**filters.active(), limit=PAGE_SIZE, cursor=f["cursor"] or None,
+                                                 order=f["order"] or None)
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
-        return owner_mistake(request, "That page of facts does not exist",
-                             f"The address asks for something the memory cannot list ({e.message}). "
-                             "Page links carry a cursor for one order of the list; one edited by hand, from another "
-                             "order or from an older memory no longer works.",
-                             back=reverse("facts"), back_label="The newest facts")
+        return no_such_page(request, e.message)
     context = {**list_context(request, filters, page), "form": FactForm()}
     if request.GET.get("recalls") == "1":  # mark the facts no logged recall returned
         context["log"] = returned(memory(request.memory))
@@ -287,17 +298,20 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
     client = memory(request.memory)
     matching = None
     if request.POST.get("all") == "yes":
+        # Checked again here, whatever the list showed: a filter dropped or empty would be every fact.
         filters = FactFilter(request.POST)
-        filters.is_valid()
-        f = filters.cleaned_data
-        facts, matching = matching_facts(client, {"type": f.get("type") or None, "source": f.get("source") or None,
-                                                  "q": f.get("q") or None})
+        if not filters.is_valid() or not filters.active():
+            problems = [e for errors in filters.errors.values() for e in errors]
+            return owner_mistake(request, "Nothing was selected",
+                                 " ".join(problems) if problems else
+                                 "“All matching” needs a search, a type or a source to match: without one it would be "
+                                 "the whole memory. Select facts on the page instead.",
+                                 back=reverse("facts"), back_label="Back to facts")
+        facts, matching = matching_facts(client, filters.active())
         ids = [fact.id for fact in facts]
     else:
-        try:
-            ids = sorted({int(i) for i in request.POST.getlist("ids")})[:BULK_LIMIT]
-        except ValueError:
-            ids = []
+        ids = [parse_id(i) for i in request.POST.getlist("ids")]
+        ids = [] if None in ids else sorted(set(ids))[:BULK_LIMIT]  # a crafted id is no selection at all
     if not ids:
         messages.warning(request, "Select at least one fact to delete.")
         return redirect("facts")
