@@ -239,9 +239,9 @@ class VectorIndex:
         return out
 
     def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None) -> tuple[int | None, float | None]:
-        """Where one fact stands for a query: (1-based rank or None, exact cosine), as search
-        ranks it. Rows whose code is within its bound of the fact's cosine are rescored; the
-        others are surely above or below it."""
+        """Where one fact stands for a query: (1-based rank or None, exact cosine), its place in
+        search's order (a tie goes to the smaller id). Rows whose code is within its bound of the
+        fact's cosine are rescored; the others are surely above or below it."""
         if fact_id not in self:
             return None, None
         held, mine = self._exact(np.array([fact_id], dtype=np.int64), query)
@@ -264,8 +264,8 @@ class VectorIndex:
             b = bound(part.take(near)[1], q1, q2, self.dims)
             better += int((s > own + wide).sum() + (s[near] - b > own).sum())
             unsure.append(part.fact_ids[near[(s[near] - b <= own) & (s[near] + b >= own)]])
-        _, cosines = self._rescored(query, unsure)
-        return better + int((cosines > own).sum()) + 1, float(own)
+        ids, cosines = self._rescored(query, unsure)
+        return better + int(((cosines > own) | ((cosines == own) & (ids < fact_id))).sum()) + 1, float(own)
 
     def pairs(self, type: str, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every same-type pair at or above `threshold` as (exact cosines, smaller ids, larger ids)."""

@@ -133,9 +133,70 @@ def test_a_rank_is_the_place_exact_search_gives(data):
         ref = exact(m, q)
         for k in rng.integers(0, len(ids), 5):
             for type in (None, TYPES[types[k]], TYPES[(types[k] + 1) % 3]):
-                mine = (types == TYPE_CODE[type]) if type else np.ones(len(ids), bool)
-                want = (int((ref[mine] > ref[k]).sum()) + 1, float(ref[k])) if mine[k] else (None, float(ref[k]))
+                mine = np.flatnonzero((types == TYPE_CODE[type]) if type else np.ones(len(ids), bool))
+                order = mine[np.lexsort((ids[mine], -ref[mine]))]  # search's order: ties by id
+                want = (int(np.flatnonzero(order == k)[0]) + 1, float(ref[k])) if k in mine else (None, float(ref[k]))
                 assert index.rank_of(q, int(ids[k]), type) == want
+
+
+def near(u: np.ndarray, c, rng: np.random.Generator) -> np.ndarray:
+    """Unit vectors at cosine `c` (one a row) with unit `u`, in random directions."""
+    c = np.atleast_1d(c)[:, None]
+    w = rng.standard_normal((len(c), len(u)))
+    return unit(c * u + np.sqrt(1 - c * c) * unit(w - np.outer(w @ u, u)))
+
+
+def crowd(kind: str, n: int, dims: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(a centre, n rows) closer together than the int8 codes can tell apart: near copies of
+    one vector, one large component shared by all, or near copies with 86 of them one vector."""
+    base = unit(rng.standard_normal(dims))
+    if kind == "near copies":
+        return base, near(base, 0.95 + 0.002 * rng.random(n), rng)
+    if kind == "shared component":
+        return base, unit(3 * np.sqrt(dims) * base + rng.standard_normal((n, dims)))
+    m = near(base, 0.95 + 0.0005 * rng.random(n), rng)
+    m[200:800:7] = m[1500]
+    return base, m
+
+
+@pytest.mark.parametrize("dims", [384, 768])
+@pytest.mark.parametrize("kind", ["near copies", "shared component", "exact ties"])
+def test_in_a_crowd_search_and_rank_are_exact_search(kind, dims, monkeypatch):
+    rng = np.random.default_rng(3)
+    n = 2000
+    base, m = crowd(kind, n, dims, rng)
+    ids = rng.choice(2**62, n, replace=False).astype(np.int64) + 1
+    types = rng.choice(3, n, p=[0.8, 0.15, 0.05]).astype(np.int8)
+    index = index_of(ids, types, m)
+    reads = []
+    monkeypatch.setattr(index, "read", lambda want: reads.append(len(want)) or Table(ids, m).read(want))
+    again = 0
+    for q in (base, m[1500], near(base, 0.99, rng)[0], near(m[5], 0.999, rng)[0]):
+        ref = exact(m, q)
+        for type in (None, "fact"):
+            mine = np.flatnonzero((types == TYPE_CODE[type]) if type else np.ones(n, bool))
+            best = mine[np.lexsort((ids[mine], -ref[mine]))][:30]
+            reads.clear()
+            assert index.search(q, type, 30) == [(int(ids[i]), float(ref[i])) for i in best]
+            again += len(reads) > 1
+            for p in (0, 1, 14, 29):
+                assert index.rank_of(q, int(ids[best[p]]), type) == (p + 1, float(ref[best[p]]))
+    assert again > 0  # a crowd for the codes: the best k + RESCORE on them did not settle it
+    ref = exact(m, m[7])  # a fact's neighbours: itself left out
+    others = np.flatnonzero(ids != ids[7])
+    best = others[np.lexsort((ids[others], -ref[others]))][:20]
+    assert index.search(m[7], None, 20, exclude=int(ids[7])) == [(int(ids[i]), float(ref[i])) for i in best]
+
+
+def test_equal_cosines_rank_by_id_as_search_orders_them():
+    ids = np.array([9, 3, 7, 1, 5, 2, 4], np.int64)
+    m = unit(np.array([[1, 1, 0]] * 5 + [[1, 0, 0], [1, 1, 0]], np.float32))
+    index = index_of(ids, np.array([0] * 6 + [1], np.int8), m)  # 4: a skill
+    q = m[0]
+    order = [i for i, _ in index.search(q, "fact", 10)]
+    assert order == [1, 3, 5, 7, 9, 2]
+    assert [index.rank_of(q, i, "fact")[0] for i in order] == [1, 2, 3, 4, 5, 6]
+    assert index.rank_of(q, 5, None)[0] == 4  # the skill (id 4) ties too, before 5
 
 
 def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
@@ -195,7 +256,7 @@ def test_the_engine_answers_as_exact_search_over_its_table(tmp_path):
             best = np.lexsort((ids, -ref))[:30]
             with memory.state.reading():
                 assert memory.vectors.search(q, None, 30) == [(int(ids[i]), float(ref[i])) for i in best]
-                assert memory.vectors.rank_of(q, int(ids[best[7]])) == (int((ref > ref[best[7]]).sum()) + 1, float(ref[best[7]]))
+                assert memory.vectors.rank_of(q, int(ids[best[7]])) == (8, float(ref[best[7]]))
     finally:
         memory.close()
 

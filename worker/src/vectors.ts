@@ -8,9 +8,9 @@
 // out (`err`). A search scores every row on the codes, then reads the exact float32 vectors of
 // the candidates from the table (`reader`) and ranks those by their exact cosine, so every
 // score it answers is the exact one, summed as before:
-// - the k nearest: the best k + `rescore` rows on the codes are rescored (the benchmark measures
-//   how often the exact top k is inside them: benchmarks/worker_capacity.py); a memory of at
-//   most k + `rescore` rows of the type is ranked exactly;
+// - the k nearest: the best k + `rescore` rows on the codes are rescored, then every row whose
+//   code score and bound could still reach the k-th exact cosine, as vectors.py does (what it
+//   costs: benchmarks/worker_capacity.py);
 // - every row at or above a cosine (duplicates, pairs): each row whose code scores at or above
 //   it less that row's bound is rescored. The bound is exact, not measured: the code's error for
 //   a query q is the dot product of q with the rounding residual r, and |q·r| <= |q|·|r|
@@ -244,26 +244,39 @@ export class VectorIndex {
     return out;
   }
 
-  /** The k nearest as [id, exact cosine], best first (ties by id, as in vectors.py): the best
-   * k + `rescore` on the codes, rescored. */
+  /** The k nearest as [id, exact cosine], best first, ties by id: exact search's answer, by
+   * vectors.py's rule. The best k + `rescore` on the codes are rescored, then every other row
+   * whose code score and bound could still reach the k-th exact cosine (a crowd of rows closer
+   * together than the codes' error). */
   search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null): [number, number][] {
     const s = this.approx(q, type);
     if (exclude !== null && this.row.has(exclude)) s[this.row.get(exclude)!] = -Infinity;
-    return this.exact(q, best(s, k + this.rescore)).sort(byScore).slice(0, k);
+    const first = best(s, k + this.rescore);
+    const found = this.exact(q, first).sort(byScore);
+    const kth = found.length >= k ? found[k - 1][1] : -Infinity;
+    for (const i of first) s[i] = -Infinity;  // rescored already
+    const more = this.reach(s, norm(q), kth);
+    return (more.length ? found.concat(this.exact(q, more)).sort(byScore) : found).slice(0, k);
   }
 
   /** Every row of the type at or above cosine `min`, as [id, exact cosine] in row order: each
    * row whose code scores within its bound of `min` is rescored. */
   near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null): [number, number][] {
-    const s = this.approx(q, type);
-    const qn = norm(q);
-    const rows: number[] = [];
-    for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity && s[i] + this.bound(i, qn) >= min && this.ids[i] !== exclude) rows.push(i);
+    const rows = this.reach(this.approx(q, type), norm(q), min).filter((i) => this.ids[i] !== exclude);
     return this.exact(q, rows).filter(([, c]) => c >= min);
   }
 
-  /** Where one fact stands for a query: [1-based rank or null, cosine or null]. A row whose code
-   * scores within its bound of the fact's cosine is rescored; the others are surely above or below. */
+  /** The rows whose code score `s` (for a query of norm `qn`) is within its bound of `min`:
+   * every row whose exact cosine may be `min` or more. */
+  private reach(s: Float64Array, qn: number, min: number): number[] {
+    const rows: number[] = [];
+    for (let i = 0; i < s.length; i++) if (s[i] !== -Infinity && s[i] + this.bound(i, qn) >= min) rows.push(i);
+    return rows;
+  }
+
+  /** Where one fact stands for a query: [1-based rank or null, cosine or null], its place in
+   * `search`'s order (a tie goes to the smaller id). A row whose code scores within its bound of
+   * the fact's cosine is rescored; the others are surely above or below. */
   rankOf(q: Float32Array, id: number, type: FactType | null): [number | null, number | null] {
     const i = this.row.get(id);
     if (i === undefined) return [null, null];
@@ -281,7 +294,7 @@ export class VectorIndex {
       if (s[j] - e > c) better++;
       else if (s[j] + e >= c) unsure.push(j);
     }
-    for (const [, x] of this.exact(q, unsure)) if (x > c) better++;
+    for (const [other, x] of this.exact(q, unsure)) if (x > c || (x === c && other < id)) better++;
     return [better + 1, c];
   }
 
