@@ -11,9 +11,9 @@ One file holds everything (ids, types, each row's mid, step and err, and the int
 grouped by type), with a hash of all of it in its header. It is written under a name of its
 own and renamed into place once, under a lock, so two processes saving at once each leave a
 whole snapshot, never one's ids beside the other's codes; a file whose content does not match
-its hash is not loaded. It is read a block at a time straight into the index's blocks. A
-snapshot of float32 rows (version 2, before the codes) is read and coded the same way, and
-`old` says the next save should write it anew.
+its hash is not loaded. It is read a block at a time straight into the index's blocks. Older
+snapshots (float32 rows, or codes without the database's identity) are not loaded: the memory
+reads its table once and writes a snapshot that has it.
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .codes import PARAMS, ROWS, block_sizes, encode
+from .codes import PARAMS, ROWS, block_sizes
 from .vectors import TYPES
 
 MIN_FACTS = 10_000  # below this the table loads in well under a second: no snapshot
 MAGIC = b"memory-desk vectors 3\n"
-FLOATS = b"memory-desk vectors 2\n"  # float32 rows where version 3 has codes
 OLD_FORM = (".vectors.npy", ".vectors.ids.npy", ".vectors.json")  # three files, before version 2
 
 
@@ -44,7 +43,6 @@ class Snapshot:
     ids: np.ndarray  # ordered by type
     types: np.ndarray
     blocks: dict[str, tuple[list[np.ndarray], list[np.ndarray]]]  # each type's codes and params, block by block
-    old: bool  # float32 rows: rewrite it
     origin: str | None  # the identity of the database it was made from (meta.memory_id)
 
 
@@ -103,21 +101,19 @@ def load(db: str, model: str, dims: int) -> Snapshot | None:
     try:
         with open(path_of(db), "rb") as f:
             form = f.readline()
-            if form not in (MAGIC, FLOATS):
+            if form != MAGIC:
                 return None
             about = json.loads(f.readline())
-            if about["model"] != model or about["dims"] != dims:
+            if about["model"] != model or about["dims"] != dims or not about.get("origin"):
                 return None
             n = int(about["n"])
             h = hashlib.blake2b(digest_size=16)
             ids, types = _read(f, h, "<i8", n), _read(f, h, np.int8, n)
             if n and (np.any(np.diff(types) < 0) or types[0] < 0 or types[-1] >= len(TYPES)):
                 return None  # every snapshot is written grouped by type
-            params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS) if form == MAGIC else None
+            params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS)
 
             def coded(start: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-                if params is None:
-                    return encode(_read(f, h, "<f4", k * dims).reshape(k, dims))
                 return _read(f, h, np.int8, k * dims).reshape(k, dims), params[start : start + k]
 
             blocks, start = {}, 0
@@ -133,7 +129,7 @@ def load(db: str, model: str, dims: int) -> Snapshot | None:
                 blocks[t] = codes, params_of
             if f.read(1) or h.hexdigest() != about["digest"]:
                 return None
-        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, form != MAGIC, about.get("origin"))
+        return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, about["origin"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -227,7 +227,7 @@ class State:
                 if snap and self._log_reaches(snap.seq) and snap.origin == self.meta("memory_id"):
                     self.vectors = VectorIndex.of_blocks(self.dims, snap.ids, snap.types, snap.blocks, self.read_vectors)
                     self.seq = snap.seq
-                    self.saved_seq = None if snap.old else snap.seq  # float32 rows: the next save writes codes
+                    self.saved_seq = snap.seq
             if self.seq is None or not self._log_reaches(self.seq) or not self._patch(self.seq, last):
                 # The old index's memory first; a read that fails leaves an empty one to read again.
                 self.seq, self.vectors = None, VectorIndex(self.dims, self.read_vectors)

@@ -4,6 +4,7 @@ and bytes it counts exactly; its snapshot round-trips, and a snapshot of float32
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 
 import numpy as np
@@ -279,7 +280,7 @@ def test_the_snapshot_round_trips_the_codes(tmp_path, monkeypatch):
     before, held = answers(first), first.vectors
     first.close()
     loaded = snapshot.load(db, HashEmbedder.model_id, 16)
-    assert loaded is not None and not loaded.old
+    assert loaded is not None
     for t in TYPES:
         part, (codes_, params) = held.parts[t], loaded.blocks[t]
         assert [len(c) for c in codes_] == block_sizes(part.n)
@@ -291,50 +292,23 @@ def test_the_snapshot_round_trips_the_codes(tmp_path, monkeypatch):
     again.close()
 
 
-def save_floats(db: str, model: str, seq: int, ids: np.ndarray, types: np.ndarray, matrix: np.ndarray) -> None:
-    """A snapshot as version 2 wrote it: float32 rows."""
-    import hashlib
-    import json
-
-    h = hashlib.blake2b(digest_size=16)
-    arrays = [np.ascontiguousarray(ids, "<i8"), np.ascontiguousarray(types, np.int8), np.ascontiguousarray(matrix, "<f4")]
-    for a in arrays:
-        h.update(memoryview(a).cast("B"))
-    header = {"model": model, "dims": matrix.shape[1], "n": len(ids), "seq": seq, "digest": h.hexdigest()}
-    with open(db + ".vectors", "wb") as f:
-        f.write(snapshot.FLOATS + json.dumps(header).encode() + b"\n")
-        for a in arrays:
-            f.write(memoryview(a).cast("B"))
-
-
-def test_a_snapshot_of_float32_rows_opens_and_is_written_anew_as_codes(tmp_path, monkeypatch):
+def test_a_snapshot_without_the_databases_identity_is_not_loaded_and_is_written_anew(tmp_path, monkeypatch):
+    # One from before identities (or another tool's): which database it came from is not known.
     monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
     db = str(tmp_path / "m.db")
     first = seeded(db)
-    before, seq = answers(first), first.state.seq
-    rows = sorted(first.db.execute("SELECT f.id, f.type, v.embedding FROM facts f JOIN vectors v ON v.fact_id = f.id"),
-                  key=lambda r: TYPE_CODE[r[1]])
+    before = answers(first)
     first.close()
-    save_floats(db, HashEmbedder.model_id, seq, np.array([r[0] for r in rows]), np.array([TYPE_CODE[r[1]] for r in rows]),
-                np.array([np.frombuffer(r[2], "<f4") for r in rows]))
-    assert snapshot.load(db, HashEmbedder.model_id, 16).old
-    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: pytest.fail("read the table"))
+    path = snapshot.path_of(db)
+    magic, header, rest = path.read_bytes().split(b"\n", 2)
+    about = json.loads(header)
+    del about["origin"]
+    path.write_bytes(magic + b"\n" + json.dumps(about).encode() + b"\n" + rest)
+    assert snapshot.load(db, HashEmbedder.model_id, 16) is None
     again = Memory(db, HashEmbedder(16))
-    assert answers(again) == before and again.stats()["consistent"]
+    assert answers(again) == before and again.state.reread == len(again.vectors) and again.stats()["consistent"]
     again.close()
-    assert snapshot.path_of(db).read_bytes().startswith(snapshot.MAGIC)  # written anew, as codes
-    assert not snapshot.load(db, HashEmbedder.model_id, 16).old
-
-
-def test_a_float32_snapshot_that_does_not_match_its_hash_is_not_loaded(tmp_path):
-    db = str(tmp_path / "m.db")
-    m = unit(np.random.default_rng(2).standard_normal((50, 16)))
-    save_floats(db, "model", 3, np.arange(50), np.zeros(50, np.int8), m)
-    assert snapshot.load(db, "model", 16) is not None
-    data = bytearray(snapshot.path_of(db).read_bytes())
-    data[-1] ^= 1
-    snapshot.path_of(db).write_bytes(bytes(data))
-    assert snapshot.load(db, "model", 16) is None
+    assert snapshot.load(db, HashEmbedder.model_id, 16).origin
 
 
 def test_a_code_is_within_its_bound_of_the_exact_cosine():
