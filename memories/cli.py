@@ -11,14 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from .recall import PRESETS, Fusion
-from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from . import backup
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
 
 IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64
 URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement
-FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
 
 
 def env_float(name: str, default: float) -> float:
@@ -106,57 +105,61 @@ def serve_dir(args: argparse.Namespace, secret: str) -> int:
     return 0
 
 
-def read_jsonl(path: Path) -> tuple[list[dict], list[str]]:
-    """Every line's fact, and a message for each line that is not one: check all before writing any."""
-    items, problems = [], []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                item = {k: data[k] for k in FIELDS if data.get(k) is not None}
-                item["text"] = clean_text(data.get("text"))
-                clean_type(item.setdefault("type", "fact"))
-                clean_source(item.setdefault("source", ""))
-                clean_time(item.get("created_at"), "created_at")
-                clean_id(item.get("id"))
-                items.append(item)
-            except (ValueError, StoreError) as e:
-                problems.append(f"{path}:{n}: {e}")
-    return items, problems
-
-
 def import_(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    items, problems = read_jsonl(Path(args.file))
-    if problems:
-        print("nothing imported; fix these lines first:", *problems[:20], sep="\n  ", file=sys.stderr)
-        if len(problems) > 20:
-            print(f"  ... and {len(problems) - 20} more", file=sys.stderr)
+    found = backup.read(Path(args.file))
+    if found.problems:
+        print("nothing imported; fix these lines first:", *found.problems[:20], sep="\n  ", file=sys.stderr)
+        if len(found.problems) > 20:
+            print(f"  ... and {len(found.problems) - 20} more", file=sys.stderr)
         return 1
     if args.url:
-        return import_url(args, items)
+        return import_url(args, found)
     memory = open_memory(args.db)
     try:
-        taken = [i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()]
-        if taken:
-            print(f"{len(taken)} ids are in use here already; those facts get new ids", file=sys.stderr)
-            taken_set = set(taken)
-            items = [{k: v for k, v in i.items() if not (k == "id" and v in taken_set)} for i in items]
-        created = duplicates = 0
+        items = found.items
+        restore = backup.restores(items, memory.count())  # exactly what was there
+        if not restore:
+            taken = {i["id"] for i in items if "id" in i and memory.db.execute("SELECT 1 FROM facts WHERE id = ?", (i["id"],)).fetchone()}
+            if taken:
+                print(f"{len(taken)} ids are in use here already; those facts get new ids", file=sys.stderr)
+                items = [{k: v for k, v in i.items() if not (k == "id" and v in taken)} for i in items]
+        warn(backup.history_warning(memory.stats()["history"], len(items)))
+        results = []
         with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
-            for batch in memory.import_batches(items, IMPORT_BATCH, client="cli"):
-                created += sum(r.created for r in batch)
-                duplicates += sum(not r.created for r in batch)
+            for batch in memory.import_batches(items, IMPORT_BATCH, client="cli", restore=restore):
+                results += batch
                 bar.update(len(batch))
+        if found.settings and restore:
+            memory.set_settings(Fusion(**found.settings["fusion"]), "cli", found.settings.get("threshold"))
     finally:
         memory.close()  # as serve does: the snapshot written, the change log pruned to it
-    print(f"imported {created} facts into {args.db}; {duplicates} were already there", file=sys.stderr)
+    report(args.db, items, results, found.settings, restore)
     return 0
+
+
+def warn(message: str | None) -> None:
+    if message:
+        print(f"note: {message}", file=sys.stderr)
+
+
+def report(where: str, items: list[dict], results: list, settings: dict | None, restore: bool) -> None:
+    """What an import did: a restore gives back every fact; a merge names what it folded in."""
+    created = sum(r.created for r in results)
+    if restore:
+        print(f"restored {created} facts into {where} (a backup into an empty memory: every fact as it was)"
+              + ("; and the backup's settings" if settings else ""), file=sys.stderr)
+        return
+    merged = len(results) - created
+    print(f"imported {created} facts into {where}; {merged} were already there", file=sys.stderr)
+    lines = backup.merged_lines(items, results)
+    if lines:
+        print("merged into facts already there:", *lines, sep="\n", file=sys.stderr)
+        if merged > len(lines):
+            print(f"  ... and {merged - len(lines)} more", file=sys.stderr)
+    if settings:
+        print("the backup's settings were not applied: this memory holds facts and settings of its own", file=sys.stderr)
 
 
 def remote(url: str):
@@ -168,37 +171,44 @@ def remote(url: str):
     return MemoryClient(url, secret, timeout=120, name="cli")
 
 
-def import_url(args: argparse.Namespace, items: list[dict]) -> int:
+def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     """Into a running memory (the local service or a Worker), batch by batch, ids and times kept
-    where they are free; a batch is one transaction there, so a failure loses no half batch."""
+    where they are free; a batch is one transaction there, so a failure loses no half batch. Into
+    an empty memory it is a restore (`restore` batches, then the backup's settings)."""
     from tqdm import tqdm
 
     from .client import MemoryServiceError as ClientError
 
     client = remote(args.url)
-    created = duplicates = 0
+    items, results = found.items, []
     try:
+        stats = client.stats()
+        restore = backup.restores(items, stats["facts"])
+        warn(backup.history_warning(stats["history"], len(items)))
         with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
             for start in range(0, len(items), URL_BATCH):
                 batch = items[start : start + URL_BATCH]
                 try:
-                    results = client.add_many(batch)
+                    results += client.add_many(batch, restore=restore)
                 except ClientError as e:
-                    if getattr(e, "code", "") != "id_taken":
+                    if getattr(e, "code", "") != "id_taken" or restore:
                         raise
-                    results = client.add_many([{k: v for k, v in i.items() if k != "id"} for i in batch])
-                created += sum(r.created for r in results)
-                duplicates += sum(not r.created for r in results)
+                    batch = [{k: v for k, v in i.items() if k != "id"} for i in batch]
+                    items[start : start + URL_BATCH] = batch
+                    results += client.add_many(batch)
                 bar.update(len(batch))
+        if found.settings and restore:
+            client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"))
     except ClientError as e:
-        print(f"error after {created + duplicates} facts: {e}", file=sys.stderr)
+        print(f"error after {len(results)} facts: {e}", file=sys.stderr)
         return 1
-    print(f"imported {created} facts into {args.url}; {duplicates} were already there", file=sys.stderr)
+    report(args.url, items, results, found.settings, restore)
     return 0
 
 
 def export_url(url: str, out) -> int:
     client = remote(url)
+    out.write(backup.settings_line(client.backup_settings()))
     facts, params = [], {"limit": 100}
     while True:  # the raw rows, not the client's parsed ones: times go out exactly as stored
         page = client._request("GET", "/facts", safe=True, params=params)
@@ -207,7 +217,7 @@ def export_url(url: str, out) -> int:
             break
         params["cursor"] = page["next_cursor"]
     for f in sorted(facts, key=lambda f: f["id"]):
-        out.write(json.dumps({k: f[k] for k in FIELDS}, ensure_ascii=False) + "\n")
+        out.write(backup.fact_line(f))
     return 0
 
 
@@ -253,12 +263,16 @@ def export(args: argparse.Namespace) -> int:
                 out.close()
     memory = Memory(args.db, embedder=None)  # export reads rows only: no model needed
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    rows = memory.db.execute("SELECT id, text, type, source, created_at, updated_at FROM facts ORDER BY id")
-    for fid, text, type, source, created_at, updated_at in rows:
-        record = {"id": fid, "text": text, "type": type, "source": source, "created_at": created_at, "updated_at": updated_at}
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    if out is not sys.stdout:
-        out.close()
+    try:
+        stored = memory.state.meta("settings")
+        out.write(backup.settings_line(backup.own_settings(json.loads(stored) if stored else None)))
+        rows = memory.db.execute(f"SELECT {', '.join(backup.FIELDS)} FROM facts ORDER BY id")
+        for row in rows:
+            out.write(backup.fact_line(dict(zip(backup.FIELDS, row))))
+    finally:
+        memory.close()
+        if out is not sys.stdout:
+            out.close()
     return 0
 
 

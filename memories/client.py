@@ -333,9 +333,10 @@ class MemoryClient:
 
         return self._parse(parse, body)
 
-    def add_many(self, facts: list[dict]) -> list[AddResult]:
-        """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none."""
-        body = self._request("POST", "/facts/batch", json={"facts": facts},
+    def add_many(self, facts: list[dict], restore: bool = False) -> list[AddResult]:
+        """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none.
+        `restore`: each as given, with no duplicate check (a backup into an empty memory)."""
+        body = self._request("POST", "/facts/batch", json={"facts": facts, **({"restore": True} if restore else {})},
                              timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
 
         def parse(b):
@@ -427,9 +428,11 @@ class MemoryClient:
     def history_entry(self, entry_id: int) -> HistoryEntry:
         return self._parse(HistoryEntry.from_json, self._request("GET", f"/history/{int(entry_id)}", safe=True))
 
-    def undo(self, entry_id: int) -> tuple[HistoryEntry, Fact | None, bool]:
-        """Undo one history entry: (the entry recording the undo, the fact, whether anything changed)."""
-        body = self._request("POST", f"/history/{int(entry_id)}/undo")
+    def undo(self, entry_id: int, force: bool = False) -> tuple[HistoryEntry, Fact | None, bool]:
+        """Undo one history entry: (the entry recording the undo, the fact, whether anything changed).
+        A Conflict with code `changed_since` when it would overwrite a later write (its body's
+        `entry` and `current` say which and what); `force` undoes it anyway."""
+        body = self._request("POST", f"/history/{int(entry_id)}/undo", **({"json": {"force": True}} if force else {}))
         return self._parse(lambda b: (HistoryEntry.from_json(b["entry"]), Fact.from_json(b["fact"]) if b.get("fact") else None,
                                       bool(b["restored"])), body)
 
@@ -454,6 +457,15 @@ class MemoryClient:
     def settings(self) -> dict:
         """The memory's own recall settings: {"fusion", "shipped", "changed"}."""
         return self._request("GET", "/settings", safe=True)
+
+    def backup_settings(self) -> dict | None:
+        """The memory's own settings as a backup keeps them (what PUT /settings takes), or None
+        when it has none of its own: the first line of a backup (memories/backup.py)."""
+        s = self.settings()
+        own = s["thresholds"]["duplicate"]["from"] == "memory"
+        if not s["changed"] and not own:
+            return None
+        return {"fusion": s["fusion"]} | ({"threshold": s["thresholds"]["duplicate"]["value"]} if own else {})
 
     def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None) -> dict:
         """Keep recall settings (`fusion`) and/or a duplicate threshold as the memory's own."""

@@ -56,6 +56,17 @@ class AlreadyUndone(StoreError):
     code, status = "already_undone", 409
 
 
+class ChangedSince(StoreError):
+    """An undo would overwrite what was written after the entry: `entry` is the newest entry of
+    the fact (or of the settings) since, and `current` what it holds now."""
+
+    code, status = "changed_since", 409
+
+    def __init__(self, message: str, entry: int | None, current: dict | None):
+        super().__init__(message)
+        self.entry, self.current = entry, current
+
+
 class Unavailable(StoreError):
     code, status = "model_unavailable", 503
 

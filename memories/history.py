@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
 
-from .facts import AlreadyUndone, Fact, InvalidInput, NotFound, now
+from .facts import AlreadyUndone, Fact, InvalidInput, NotFound, now, stamp
 from .state import State
 
 OPS = ("add", "edit", "delete", "restore", "settings")
 DEFAULT_KEEP = 10_000
+# The trash is the history's deletes: other writes never push them out. A delete stays undoable
+# for DELETES_DAYS and while it is among the last DELETES_KEPT, whichever is longer.
+DELETES_DAYS = 30
+DELETES_KEPT = 1_000
 MAX_CLIENT = 64
 MAX_NOTE = 200
 
@@ -64,6 +69,13 @@ class Entry:
 
 
 COLUMNS = "id, at, client, op, fact_id, before, after, note, undone_by"
+# Past `keep`: every entry but the deletes, found by history_op (op, id) without passing the
+# deletes kept; and, every PRUNE_DELETES_EVERY entries, the deletes past both their time and the
+# newest DELETES_KEPT (the subquery is NULL with fewer deletes than that: then every delete stays).
+PRUNE = f"DELETE FROM history WHERE op IN ({', '.join(repr(o) for o in OPS if o != 'delete')}) AND id <= ?"
+PRUNE_DELETES = """DELETE FROM history WHERE op = 'delete' AND id <= ? AND at < ? AND id < (
+    SELECT id FROM history WHERE op = 'delete' ORDER BY id DESC LIMIT 1 OFFSET ?)"""
+PRUNE_DELETES_EVERY = 100
 
 
 class History:
@@ -83,8 +95,19 @@ class History:
         if undoes is not None and not db.execute(
                 "UPDATE history SET undone_by = ? WHERE id = ? AND undone_by IS NULL", (entry, undoes)).rowcount:
             raise AlreadyUndone(f"history entry {undoes} was undone already")
-        db.execute("DELETE FROM history WHERE id <= ?", (entry - self.keep,))
+        db.execute(PRUNE, (entry - self.keep,))
+        if entry % PRUNE_DELETES_EVERY == 0:
+            month = stamp(datetime.now(UTC) - timedelta(days=DELETES_DAYS))
+            db.execute(PRUNE_DELETES, (entry - self.keep, month, DELETES_KEPT - 1))
         return entry
+
+    def status(self) -> dict:
+        """How much the history holds and keeps, for /stats (an import says first what it would push out)."""
+        with self.state.reading():
+            entries, deletes = self.state.db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE op = 'delete' AND undone_by IS NULL) FROM history").fetchone()
+        return {"entries": entries, "keep": self.keep, "deletes": deletes, "deletes_days": DELETES_DAYS,
+                "deletes_kept": DELETES_KEPT}
 
     def entry(self, entry_id: int) -> Entry:
         """Inside a read or write the caller holds, or alone."""

@@ -128,6 +128,11 @@ MIGRATIONS: list[str] = [
     """
     INSERT OR IGNORE INTO meta (key, value) VALUES ('memory_id', lower(hex(randomblob(16))));
     """,
+    # 8: the trash (the history's deletes) is kept apart from the other entries' pruning
+    # (history.py PRUNE), which finds the newest deletes by this index.
+    """
+    CREATE INDEX history_op ON history (op, id);
+    """,
 ]
 
 

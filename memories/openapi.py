@@ -15,7 +15,9 @@ ERRORS = {
     "400": "Malformed request body",
     "401": "Missing or wrong X-Memory-Secret",
     "404": "No such fact",
-    "409": "The edit would duplicate another fact, the id to restore is in use, or the entry was undone already",
+    "409": "The edit would duplicate another fact, the id to restore is in use, the entry was undone already, or "
+           "(changed_since) its fact or the settings changed after it: the error's `entry` names the newest entry since "
+           "and `current` what it holds now",
     "413": "Text, query or body too large",
     "422": "A value is invalid",
     "503": "The embedding model is unavailable, the write could not be committed, or the pairs are still being built",
@@ -173,10 +175,16 @@ STATS = obj(
         "memory_full": {"type": "boolean", "description": "its vectors would pass the budget, so none is in memory: "
                         "keyword recall only, writes answer 507"},
         "warning": {"type": "string", "description": "with memory_full: why, and what to do"},
+        "history": obj({
+            "entries": {"type": "integer"}, "keep": {"type": "integer", "description": "entries kept (MEMORY_HISTORY), "
+                                                      "deletes not counted"},
+            "deletes": {"type": "integer", "description": "deletes in the trash, not undone"},
+            "deletes_days": {"type": "integer"}, "deletes_kept": {"type": "integer"},
+        }),
     },
     # capacity_facts is the Worker's alone; warning comes with memory_full only
     required=["facts", "fts", "vectors", "stale_vectors", "vectors_in_memory", "keyword_errors", "by_type", "orphans",
-              "consistent", "memory_bytes", "memory_parts", "memory_budget", "memory_full"],
+              "consistent", "memory_bytes", "memory_parts", "memory_budget", "memory_full", "history"],
 )
 
 
@@ -260,7 +268,11 @@ def openapi_document() -> dict:
                 "parameters": [CLIENT],
                 "description": "Each fact as POST /facts takes it; each result as POST /facts answers "
                 "(created, or the fact it duplicates). For moving a memory: `python -m memories import --url`.",
-                "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100}})),
+                "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100},
+                                         "restore": {"type": "boolean", "default": False,
+                                                     "description": "store each fact as given, with no duplicate check "
+                                                     "(a backup into an empty memory); an id in use is still a 409"}},
+                                        required=["facts"])),
                 "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
                               **errors("400", "401", "409", "413", "422", "503", "507")},
             }},
@@ -381,9 +393,13 @@ def openapi_document() -> dict:
                 "post": {
                     "summary": "Undo one entry: a delete comes back, an edit goes back, an add goes, settings go back",
                     "parameters": [CLIENT],
+                    "requestBody": {"required": False, "content": {"application/json": {"schema": obj(
+                        {"force": {"type": "boolean", "default": False,
+                                   "description": "undo even over what was written since (else 409 changed_since)"}},
+                        required=[])}}},
                     "responses": {**ok(obj({"entry": ENTRY, "fact": {"anyOf": [FACT, {"type": "null"}]},
                                             "restored": {"type": "boolean"}})),
-                                  **errors("401", "404", "409", "422", "503", "507")},
+                                  **errors("400", "401", "404", "409", "422", "503", "507")},
                 },
             },
             "/recalls": {

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .embeddings import Embedder
-from .facts import MAX_FACT_ID, MODES, Conflict, InvalidInput, StoreError, TooLarge
+from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
 from .store import Memory
@@ -80,6 +80,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
                 return await handler(request)
             except Conflict as e:
                 return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
+            except ChangedSince as e:
+                return error(e.status, e.code, str(e), entry=e.entry, current=e.current)
             except StoreError as e:
                 return error(e.status, e.code, str(e))
 
@@ -140,8 +142,11 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             raise InvalidInput("facts must be a list of objects")
         if len(items) > MAX_BATCH:
             raise TooLarge(f"a batch holds at most {MAX_BATCH} facts")
+        restore = data.get("restore", False)
+        if not isinstance(restore, bool):
+            raise InvalidInput("restore must be true or false")
         client = client_of(request)
-        results = await run(memory.add_many, items, client) if items else []
+        results = await run(memory.add_many, items, client, restore) if items else []
         return JSONResponse({"results": [added(r) for r in results]})
 
     @route("/facts/{id:int}", ["GET"])
@@ -237,7 +242,11 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/history/{id:int}/undo", ["POST"])
     async def undo(request: Request) -> Response:
         client = client_of(request)
-        entry, fact, restored = await run(memory.undo, entry_id(request), client)
+        data = await read_json(request) if await request.body() else {}
+        force = data.get("force", False)
+        if not isinstance(force, bool):
+            raise InvalidInput("force must be true or false")
+        entry, fact, restored = await run(memory.undo, entry_id(request), client, force)
         return JSONResponse({"entry": entry.to_dict(), "fact": fact.to_dict() if fact else None, "restored": restored})
 
     @route("/recalls", ["GET"])

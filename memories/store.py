@@ -87,11 +87,12 @@ class Memory:
         or exported, under its old id and times."""
         return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}], client)[0]
 
-    def add_many(self, items: list[dict], client: str = "") -> list[AddResult]:
-        return self.writer.add_many(items, client)
+    def add_many(self, items: list[dict], client: str = "", restore: bool = False) -> list[AddResult]:
+        """`restore`: each fact as given, no dedup (a backup into an empty memory)."""
+        return self.writer.add_many(items, client, restore)
 
-    def import_batches(self, items: list[dict], size: int = 64, client: str = "") -> Iterator[list[AddResult]]:
-        return self.writer.import_batches(items, size, client)
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
+        return self.writer.import_batches(items, size, client, restore)
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
              client: str = "", note: str = "") -> Fact:
@@ -100,8 +101,9 @@ class Memory:
     def delete(self, fact_id: int, client: str = "", note: str = "") -> Fact:
         return self.writer.delete(fact_id, client, note)
 
-    def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
-        return self.writer.undo(entry_id, client)
+    def undo(self, entry_id: int, client: str = "", force: bool = False) -> tuple[Entry, Fact | None, bool]:
+        """`force`: even over what was written since (otherwise a 409 changed_since)."""
+        return self.writer.undo(entry_id, client, force)
 
     def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False) -> dict:
         """The memory's own settings: `fusion` (None: as they are) and its own duplicate threshold
@@ -206,7 +208,7 @@ class Memory:
     # -- the file (state.py, background.py) -------------------------------------------
 
     def stats(self) -> dict:
-        return self.state.stats()
+        return self.state.stats() | {"history": self.history.status()}
 
     def integrity(self) -> str:
         return self.state.integrity()

@@ -16,7 +16,7 @@ import numpy as np
 
 from .codes import encode, exact_all
 from .dedup import distinct
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Conflict, Fact, IdTaken, MemoryFull, NotFound, clean_items,
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, MemoryFull, NotFound, clean_items,
                     clean_source, clean_text, clean_type, now, text_key)
 from .pairs import MARGIN
 from .history import Entry, History
@@ -27,6 +27,8 @@ from .vocabulary import words_of
 
 
 REINDEX_BATCH = 256  # facts embedded at a time by reindex
+RESTORED = "from a backup: stored as it was, without the duplicate check"
+CHANGED_FIELDS = ("text", "type", "source")  # what an undo puts back, so what it would overwrite
 
 
 class Writer:
@@ -35,15 +37,18 @@ class Writer:
         self.reader = reader
         self.history = history
 
-    def add_many(self, items: list[dict], client: str = "") -> list[AddResult]:
+    def add_many(self, items: list[dict], client: str = "", restore: bool = False) -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
-        An item's id, created_at and updated_at put back one that was deleted or exported."""
+        An item's id, created_at and updated_at put back one that was deleted or exported;
+        `restore` stores each as given, with no dedup (a backup into an empty memory: what was
+        there, force-stored near duplicates and all)."""
         clean = clean_items(items)
         if clean and self.state.full:  # before the model is asked
             raise MemoryFull(self.state.full)
-        return self._store(clean, *self._embed_facts([c[0] for c in clean]), client=client)
+        return self._store(clean, *self._embed_facts([c[0] for c in clean]), client=client, restore=restore,
+                           note=RESTORED if restore else "")
 
-    def import_batches(self, items: list[dict], size: int = 64, client: str = "") -> Iterator[list[AddResult]]:
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
         """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
         embedded in a thread while this one is written: the model and the write (the dedup scan,
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
@@ -54,7 +59,7 @@ class Writer:
                 embedded = ahead.result()  # only the batch in hand and the next are held
                 if n + 1 < len(batches):
                     ahead = pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]])
-                yield self._store(clean, *embedded, client=client)
+                yield self._store(clean, *embedded, client=client, restore=restore, note=RESTORED if restore else "")
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
@@ -109,7 +114,8 @@ class Writer:
     # -- the writes --------------------------------------------------------------------
 
     def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
-               op: str = "add", note: str = "", undoes: int | None = None) -> list[AddResult]:
+               op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False) -> list[AddResult]:
+        """`restore`: no dedup at all; a fact whose id is in use is still refused (IdTaken)."""
         state, db = self.state, self.state.db
         results: list[AddResult] = []
         with state.lock:
@@ -131,8 +137,8 @@ class Writer:
                         near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
                         near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
                     near = None
-                    dup = self._exact_duplicate(text, type)
-                    if not dup:
+                    dup = None if restore else self._exact_duplicate(text, type)
+                    if not dup and not restore:
                         near = self._near_among(text, near_ids, near_scores)
                         dup = None if force else near
                     if dup:
@@ -247,31 +253,56 @@ class Writer:
                 pass
         return fact
 
-    def undo(self, entry_id: int, client: str = "") -> tuple[Entry, Fact | None, bool]:
+    def undo(self, entry_id: int, client: str = "", force: bool = False) -> tuple[Entry, Fact | None, bool]:
         """Undo one history entry as the contract says (POST /history/{id}/undo): (the entry
-        that records the undo, or the entry itself when nothing needed storing; the fact;
-        whether anything was stored or changed)."""
-        entry = self.history.entry(entry_id)
-        if entry.undone_by is not None:
-            raise AlreadyUndone(f"history entry {entry_id} was undone already, by entry {entry.undone_by}")
-        note = f"undo of #{entry_id}"
-        if entry.op in ("delete",):
-            b = entry.before
-            [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
-                                   note=note, undoes=entry_id)
-            if not result.created:  # the same fact is stored again meanwhile: that one is the answer
-                return entry, result.fact, False
-            fact = result.fact
-        elif entry.op in ("edit",):
-            b = entry.before
-            fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client, note=note,
-                             undoes=entry_id)
-        elif entry.op in ("add", "restore"):
-            fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
-        else:  # settings
-            fact = None
-            self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
-        return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
+        that records the undo; the fact; True). An undo that would overwrite what was written
+        since the entry is a ChangedSince unless `force`. The lock is held throughout (an RLock:
+        the write below takes it again), so no write of this process lands between the check
+        and the undo."""
+        with self.state.lock:
+            entry = self.history.entry(entry_id)
+            if entry.undone_by is not None:
+                raise AlreadyUndone(f"history entry {entry_id} was undone already, by entry {entry.undone_by}")
+            if not force:
+                self._unchanged_since(entry)
+            note = f"undo of #{entry_id}"
+            if entry.op in ("delete",):  # what was there, under its id and times: no dedup
+                b = entry.before
+                [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
+                                       note=note, undoes=entry_id, restore=True)
+                fact = result.fact
+            elif entry.op in ("edit",):
+                b = entry.before
+                fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client,
+                                 note=note, undoes=entry_id)
+            elif entry.op in ("add", "restore"):
+                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
+            else:  # settings
+                fact = None
+                self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
+            return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
+
+    def _unchanged_since(self, entry: Entry) -> None:
+        """ChangedSince when the fact (or the settings) no longer holds what `entry` left: the
+        undo would silently overwrite a later write. A delete's undo overwrites nothing (its id
+        in use is IdTaken)."""
+        if entry.op == "delete":
+            return
+        if entry.op == "settings":
+            now_holds, left = self.state.settings(), entry.after
+            newer = self.state.db.execute("SELECT max(id) FROM history WHERE op = 'settings' AND id > ?",
+                                          (entry.id,)).fetchone()[0]
+        else:
+            fact = self.reader.get(entry.fact_id)  # gone since: NotFound, as before
+            now_holds = {k: getattr(fact, k) for k in CHANGED_FIELDS}
+            left = {k: entry.after[k] for k in CHANGED_FIELDS}
+            newer = self.state.db.execute("SELECT max(id) FROM history WHERE fact_id = ? AND id > ?",
+                                          (entry.fact_id, entry.id)).fetchone()[0]
+        if now_holds != left:
+            what = "the settings" if entry.op == "settings" else f"fact {entry.fact_id}"
+            by = f" by history entry {newer}" if newer else ""
+            raise ChangedSince(f"{what} changed since history entry {entry.id}{by}: undoing it would overwrite that; "
+                               "send force true to undo it anyway", newer, now_holds)
 
     def set_settings(self, settings: dict | Callable[[dict], dict], client: str = "", note: str = "",
                      undoes: int | None = None) -> dict:

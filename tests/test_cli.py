@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from memories.cli import main, read_jsonl
+from memories.backup import read
+from memories.cli import main
 from tests.memory_service import ROOT
 
 
@@ -43,7 +44,7 @@ def test_a_bad_file_imports_nothing_and_names_every_bad_line(tmp_path):
     source.write_text('{"text": "good"}\nnot json\n{"text": ""}\n{"text": "x", "type": "opinion"}\n[1]\n')
     db = tmp_path / "m.db"
     assert main(["import", str(source), "--db", str(db), "--quiet"]) == 1
-    items, problems = read_jsonl(source)
+    problems = read(source).problems
     assert [p.split(":")[1] for p in problems] == ["2", "3", "4", "5"]
     assert not db.exists()
 
@@ -76,3 +77,16 @@ def test_import_into_a_file_closes_the_memory_as_serve_does(tmp_path, monkeypatc
 
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 1
+
+
+def test_an_import_that_would_push_undo_entries_out_says_so_first(tmp_path):
+    import os
+
+    db, first, second = tmp_path / "m.db", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps({"text": f"Jar {i} is on shelf {i * 3}."}) + "\n" for i in range(4)))
+    second.write_text("".join(json.dumps({"text": f"Box {i} holds {i * 7} screws."}) + "\n" for i in range(5)))
+    env = {**os.environ, "MEMORY_HISTORY": "6", "MEMORY_EMBEDDER": "tests.fakes:hash_embedder"}
+    assert "note:" not in run("import", str(first), "--db", str(db), "--quiet", env=env).stderr
+    said = run("import", str(second), "--db", str(db), "--quiet", env=env).stderr
+    assert "note: this import writes up to 5 history entries: the oldest 3 entries" in said, said
+    assert said.index("note:") < said.index("imported 5 facts")  # before, not after

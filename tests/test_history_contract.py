@@ -248,3 +248,82 @@ def test_force_stores_over_a_near_duplicate_never_an_exact_one_and_says_so(api):
     exact = api.post("/facts", json={"text": near.upper(), "force": True}).json()
     assert exact["created"] is False and exact["duplicate"]["match"] == "exact"
     assert api.post("/facts", json={"text": "x", "force": "yes"}).status_code == 422
+
+
+def test_undo_of_a_delete_puts_back_a_force_stored_near_duplicate(api):
+    tag = uuid.uuid4().hex[:6]
+    api.post("/facts", json={"text": f"Marta Kowalski teaches the owner piano on Mondays {tag}."})
+    forced = api.post("/facts", json={"text": f"Marta Kowalski teaches the owner the piano on Mondays {tag}.",
+                                      "force": True}).json()["fact"]
+    api.delete(f"/facts/{forced['id']}")
+    delete = history_of(api, forced["id"])[0]
+    undo = api.post(f"/history/{delete['id']}/undo")
+    assert undo.status_code == 200 and undo.json()["restored"] is True and undo.json()["fact"] == forced, undo.text
+    assert api.get(f"/facts/{forced['id']}").json() == forced
+
+
+def test_undo_of_a_delete_puts_back_a_fact_stored_again_meanwhile_under_its_own_id(api):
+    text = unique("The spare key is with Mrs Alves at number 12.")
+    fact = api.post("/facts", json={"text": text}).json()["fact"]
+    api.delete(f"/facts/{fact['id']}")
+    again = api.post("/facts", json={"text": text}).json()["fact"]  # the agent wrote it again
+    delete = history_of(api, fact["id"])[0]
+    body = api.post(f"/history/{delete['id']}/undo").json()
+    assert body["restored"] is True and body["fact"] == fact
+    assert api.get(f"/facts/{fact['id']}").json() == fact and api.get(f"/facts/{again['id']}").status_code == 200
+
+
+def test_undo_of_an_older_edit_over_a_newer_one_is_a_409_naming_it_unless_forced(api):
+    fact = api.post("/facts", json={"text": unique("The owner's doctor is Dr. Alvarez.")}).json()["fact"]
+    first = api.patch(f"/facts/{fact['id']}", json={"text": unique("The owner's doctor is Dr. Alvarez, on Rua Augusta.")}).json()
+    newer = as_client(api, "agent")("PATCH", f"/facts/{fact['id']}", json={"text": unique("Dr. Chen, since March.")}).json()
+    edit, latest = history_of(api, fact["id"])[1], history_of(api, fact["id"])[0]
+    assert edit["after"]["text"] == first["text"]
+    refused = api.post(f"/history/{edit['id']}/undo")
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "changed_since" and error["entry"] == latest["id"] and str(latest["id"]) in error["message"]
+    assert error["current"] == {"text": newer["text"], "type": "fact", "source": ""}
+    assert api.get(f"/facts/{fact['id']}").json()["text"] == newer["text"]  # nothing changed
+    assert api.get(f"/history/{edit['id']}").json()["undone_by"] is None
+    assert api.post(f"/history/{edit['id']}/undo", json={"force": "yes"}).status_code == 422
+    forced = api.post(f"/history/{edit['id']}/undo", json={"force": True})
+    assert forced.status_code == 200 and forced.json()["fact"]["text"] == fact["text"]
+
+
+def test_undo_of_an_add_after_an_edit_and_of_settings_after_newer_ones_are_409s(api):
+    fact = api.post("/facts", json={"text": unique("Rosa's birthday is on the 3rd of June.")}).json()["fact"]
+    api.patch(f"/facts/{fact['id']}", json={"source": "owner"})
+    add = history_of(api, fact["id"])[-1]
+    assert api.post(f"/history/{add['id']}/undo").json()["error"]["code"] == "changed_since"
+    assert api.get(f"/facts/{fact['id']}").status_code == 200
+    start = api.get("/settings").json()["fusion"]
+    api.put("/settings", json={"fusion": {"expand": 0.7}})
+    api.put("/settings", json={"fusion": {"expand": 0.8}})
+    older = api.get("/history", params={"op": "settings"}).json()["entries"][1]
+    refused = api.post(f"/history/{older['id']}/undo").json()["error"]
+    assert refused["code"] == "changed_since" and refused["current"]["expand"] == 0.8
+    newest = api.get("/history", params={"op": "settings"}).json()["entries"][0]
+    assert api.post(f"/history/{newest['id']}/undo").status_code == 200  # the newest undoes as before
+    assert api.post(f"/history/{older['id']}/undo").status_code == 200
+    assert api.get("/settings").json()["fusion"] == start
+
+
+def test_a_batch_with_restore_stores_each_fact_as_given_without_dedup(api):
+    text = unique("The owner's bike is a blue Gazelle.")
+    first = api.post("/facts", json={"text": text}).json()["fact"]
+    batch = api.post("/facts/batch", json={"restore": True, "facts": [
+        {"text": text.upper(), "created_at": "2024-01-02T03:04:05.000006Z"}, {"text": text, "type": "skill"}]})
+    assert batch.status_code == 200, batch.text
+    results = batch.json()["results"]
+    assert all(r["created"] for r in results) and results[0]["fact"]["created_at"] == "2024-01-02T03:04:05.000006Z"
+    assert "from a backup" in history_of(api, results[0]["id"])[0]["note"]
+    taken = api.post("/facts/batch", json={"restore": True, "facts": [{"text": "x", "id": first["id"]}]})
+    assert taken.status_code == 409 and taken.json()["error"]["code"] == "id_taken"
+    assert api.post("/facts/batch", json={"restore": "yes", "facts": []}).status_code == 422
+
+
+def test_stats_say_what_the_history_keeps(api):
+    history = api.get("/stats").json()["history"]
+    assert history["keep"] >= 1 and history["deletes_days"] == 30 and history["deletes_kept"] == 1000
+    assert 0 <= history["deletes"] <= history["entries"]

@@ -126,3 +126,104 @@ def test_a_backup_restores_into_an_empty_memory_with_identical_facts_recall_and_
                 assert copy.get("/stats").json()["consistent"]
         finally:
             restored.stop()
+
+
+def cli(*args, memory) -> subprocess.CompletedProcess:
+    env = {**__import__("os").environ, "MEMORY_SECRET": memory.secret}
+    return subprocess.run([sys.executable, "-m", "memories", *args], cwd=ROOT, capture_output=True, text=True, env=env)
+
+
+def new_memory(kind: str, request, tmp_path):
+    if kind == "worker":
+        return request.getfixturevalue("worker_host").memory()
+    service = Service(tmp_path / f"{kind}-{len(list(tmp_path.iterdir()))}.db").start()
+    request.addfinalizer(service.stop)
+    return service
+
+
+@pytest.mark.parametrize("source_kind,target_kind", [("python", "worker"), ("worker", "python"), ("python", "python")])
+def test_a_backup_into_an_empty_memory_gives_back_every_fact_and_the_settings_exactly(source_kind, target_kind, request, tmp_path):
+    # What dedup on import would merge away: a near duplicate stored with force, and facts that
+    # coexist only under the memory's own stricter threshold (each reworded at 0.98-0.99 with MiniLM).
+    source = new_memory(source_kind, request, tmp_path)
+    with source.client() as api:
+        api.post("/facts", json={"text": "Priya is the owner's sister.", "source": "chat"})
+        forced = api.post("/facts", json={"text": "Priya is the sister of the owner.", "force": True})
+        assert forced.status_code == 201
+        api.put("/settings", json={"threshold": 0.999, "fusion": {"expand": 0.7}})
+        for text, type in (("The owner prefers metric units.", "fact"), ("Owner prefers metric units.", "fact"),
+                           ("Water the plants every Sunday morning.", "skill"), ("Water the plants each Sunday morning.", "skill"),
+                           ("2026-11-24: paid the water bill.", "log")):
+            assert api.post("/facts", json={"text": text, "type": type}).status_code == 201
+        facts = api.get("/facts", params={"limit": 100}).json()["facts"]
+        settings = api.get("/settings").json()
+    backup = tmp_path / "backup.jsonl"
+    assert cli("export", "--url", source.url, "-o", str(backup), memory=source).returncode == 0
+    assert json.loads(backup.read_text().splitlines()[0]) == {"settings": {"fusion": settings["fusion"], "threshold": 0.999}}
+
+    target = new_memory(target_kind, request, tmp_path)
+    result = cli("import", str(backup), "--url", target.url, "--quiet", memory=target)
+    assert result.returncode == 0 and "restored 7 facts" in result.stderr, result.stderr
+    with target.client() as copy:
+        assert copy.get("/facts", params={"limit": 100}).json()["facts"] == facts  # ids, text, type, source, times
+        back = copy.get("/settings").json()
+        assert back["fusion"] == settings["fusion"] and back["thresholds"]["duplicate"] == {**settings["thresholds"]["duplicate"]}
+        assert copy.get("/stats").json()["consistent"]
+
+    # Into a memory that holds facts an import deduplicates, and says what it merged.
+    again = cli("import", str(backup), "--url", target.url, "--quiet", memory=target)
+    assert "imported 0 facts" in again.stderr and "7 were already there" in again.stderr, again.stderr
+    assert """"Priya is the owner's sister." is #1 (exact 1.000)""" in again.stderr
+    assert "settings were not applied" in again.stderr
+
+
+def test_a_backup_into_a_file_restores_the_same(request, tmp_path):
+    source = new_memory("python", request, tmp_path)
+    with source.client() as api:
+        api.post("/facts", json={"text": "Priya is the owner's sister."})
+        api.post("/facts", json={"text": "Priya is the sister of the owner.", "force": True})
+        api.put("/settings", json={"threshold": 0.999})
+        facts = api.get("/facts", params={"limit": 100}).json()["facts"]
+    backup = tmp_path / "backup.jsonl"
+    assert cli("export", "--url", source.url, "-o", str(backup), memory=source).returncode == 0
+    db = tmp_path / "restored.db"
+    assert "restored 2 facts" in cli("import", str(backup), "--db", str(db), "--quiet", memory=source).stderr
+    copy = Service(db).start()
+    try:
+        with copy.client() as c:
+            assert c.get("/facts", params={"limit": 100}).json()["facts"] == facts
+            assert c.get("/settings").json()["thresholds"]["duplicate"]["value"] == 0.999
+    finally:
+        copy.stop()
+    exported = tmp_path / "again.jsonl"
+    assert cli("export", "--db", str(db), "-o", str(exported), memory=source).returncode == 0
+    assert exported.read_text() == backup.read_text()  # --db and --url write the same backup
+
+
+def test_an_undo_over_a_later_edit_says_what_it_would_overwrite_and_asks(owner_client, live_memory):
+    fid = add(owner_client, "The owner's doctor is Dr. Alvarez.")
+    with live_memory.client() as api:
+        api.patch(f"/facts/{fid}", json={"text": "The owner's doctor is Dr. Alvarez, at the clinic."})
+        api.patch(f"/facts/{fid}", json={"text": "The owner's doctor is Dr. Chen, since March."}, headers={"X-Memory-Client": "agent"})
+        older, newest = history(api, fid, "edit")[1], history(api, fid, "edit")[0]
+    asked = owner_client.post(reverse("undo_delete", args=[older["id"]]), {"next": "audit"})
+    assert asked.status_code == 409
+    page = asked.content.decode()
+    assert f"history entry #{newest['id']}" in page and "Dr. Chen, since March." in page and "at the clinic" not in page.split("now-holds")[1][:200]
+    assert 'name="force" value="yes"' in page and "Undo #%d anyway" % older["id"] in page
+    with live_memory.client() as api:
+        assert api.get(f"/facts/{fid}").json()["text"] == "The owner's doctor is Dr. Chen, since March."  # nothing changed yet
+    done = owner_client.post(reverse("undo_delete", args=[older["id"]]), {"next": "audit", "force": "yes"})
+    assert done.status_code == 302 and done["Location"] == reverse("audit")
+    with live_memory.client() as api:
+        assert api.get(f"/facts/{fid}").json()["text"] == "The owner's doctor is Dr. Alvarez."
+
+
+def test_a_dashboard_backup_carries_the_memorys_own_settings(owner_client, live_memory):
+    with live_memory.client() as api:
+        api.put("/settings", json={"threshold": 0.99})
+        try:
+            first = b"".join(owner_client.get(reverse("export")).streaming_content).decode().splitlines()[0]
+            assert json.loads(first)["settings"]["threshold"] == 0.99
+        finally:
+            api.put("/settings", json={"threshold": None})

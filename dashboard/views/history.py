@@ -45,24 +45,28 @@ def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     """Undo a history entry: a delete comes back under its id and times (with its keyword
     entry and vector), an edit goes back, an add goes."""
     client = memory(request.memory)
+    back = request.POST.get("next") if request.POST.get("next") in ("audit", "trash") else "trash"
     try:
-        entry, fact, restored = client.undo(entry_id)
+        entry, fact, _ = client.undo(entry_id, force=request.POST.get("force") == "yes")
     except NotFound:
         messages.error(request, f"There is no history entry #{entry_id} any more: the memory keeps its newest entries only.")
         return redirect("trash")
     except Conflict as e:
+        if e.code == "changed_since":  # what the undo would overwrite, and a choice
+            error = e.body.get("error", {})
+            return render(request, "undo_confirm.html", {
+                "entry": client.history_entry(entry_id), "newer": error.get("entry"), "current": error.get("current"),
+                "back": back}, status=409)
         messages.info(request, f"Could not undo #{entry_id}: {e.message}")
         return redirect("trash")
     forget_status()
     if request.htmx and fact is not None and entry.op == "restore":
         return with_strip(request, with_count(request, render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True})))
-    if not restored:
-        messages.info(request, f"The memory already holds this fact again, as #{fact.id}.")
-    elif entry.op == "restore":
+    if entry.op == "restore":
         messages.success(request, f"Put fact #{fact.id} back, with its keyword entry and vector.")
     else:
         messages.success(request, f"Undid #{entry_id}: {entry.note or entry.op}.")
-    return redirect(request.POST.get("next") if request.POST.get("next") in ("audit", "trash") else "trash")
+    return redirect(back)
 
 
 @require_GET
@@ -89,11 +93,15 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def export(request: HttpRequest) -> StreamingHttpResponse:
-    """Every fact as JSONL, the format `python -m memories import` restores (ids and times kept)."""
+    """Every fact as JSONL, the format `python -m memories import` restores (ids and times kept),
+    after the memory's own settings when it has any (memories/backup.py: the same file as `export`)."""
     client = memory(request.memory)
     first = client.list_facts(limit=EXPORT_PAGE)  # fail here, as a page, if the service is down
+    settings = client.backup_settings()
 
     def lines():
+        if settings:
+            yield json.dumps({"settings": settings}, ensure_ascii=False) + "\n"
         page = first
         while True:
             for fact in page.facts:

@@ -1,0 +1,104 @@
+"""A backup: every fact as a JSON line with its id and times, and the memory's own settings.
+
+The first line may be `{"settings": {"fusion": {...}, "threshold": x}}`, written only when the
+memory has settings of its own; it is what PUT /settings takes. A file without it (an export from
+before, or another tool's) is a backup of facts alone.
+
+What an import does with it depends on where it goes (`restores`): a backup (every line with its
+id, as an export writes them) into a memory that holds no fact is a restore, every fact stored as it was (no dedup: facts force-stored over a near duplicate,
+or that coexisted only under the memory's own threshold, come back too) and the settings put
+back; into a memory that holds facts it is a merge, deduplicated, and the settings are left as
+they are there. Any other file is deduplicated as it is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+
+FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
+SHOWN = 10  # merged facts an import names, one a line
+
+
+@dataclass
+class Backup:
+    items: list[dict] = field(default_factory=list)
+    settings: dict | None = None  # as PUT /settings takes them
+    problems: list[str] = field(default_factory=list)  # a message a line that is neither
+
+
+def fact_line(fact: dict) -> str:
+    return json.dumps({k: fact[k] for k in FIELDS}, ensure_ascii=False) + "\n"
+
+
+def settings_line(settings: dict | None) -> str:
+    """The first line, or none when the memory has no settings of its own."""
+    return json.dumps({"settings": settings}, ensure_ascii=False) + "\n" if settings else ""
+
+
+def own_settings(stored: dict | None) -> dict | None:
+    """The settings line's content from the settings as the engine stores them (fusion's fields,
+    and `threshold` when the memory has its own duplicate threshold)."""
+    if not stored:
+        return None
+    fusion = {k: v for k, v in stored.items() if k != "threshold"}
+    return {"fusion": fusion} | ({"threshold": stored["threshold"]} if stored.get("threshold") is not None else {})
+
+
+def read(path: Path) -> Backup:
+    """Every line's fact, the settings, and a message for each line that is neither: all checked
+    before anything is written."""
+    backup = Backup()
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                if set(data) == {"settings"}:
+                    if not isinstance(data["settings"], dict) or backup.settings is not None:
+                        raise ValueError("settings must be one JSON object, once")
+                    backup.settings = data["settings"]
+                    continue
+                item = {k: data[k] for k in FIELDS if data.get(k) is not None}
+                item["text"] = clean_text(data.get("text"))
+                clean_type(item.setdefault("type", "fact"))
+                clean_source(item.setdefault("source", ""))
+                clean_time(item.get("created_at"), "created_at")
+                clean_id(item.get("id"))
+                backup.items.append(item)
+            except (ValueError, StoreError) as e:
+                backup.problems.append(f"{path}:{n}: {e}")
+    return backup
+
+
+def restores(items: list[dict], facts_there: int) -> bool:
+    """A restore: a backup (every fact with its id) into a memory that holds none."""
+    return facts_there == 0 and bool(items) and all("id" in i for i in items)
+
+
+def history_warning(history: dict, writes: int) -> str | None:
+    """What an import of `writes` facts would push out of the history (the newest `keep` entries
+    besides the trash's deletes are kept), said before it starts; None when nothing."""
+    kept = history["entries"] - history["deletes"]
+    out = kept + writes - history["keep"]
+    if out <= 0:
+        return None
+    return (f"this import writes up to {writes} history entries: the oldest {min(out, kept)} entries (adds, edits, "
+            f"settings) will be pushed out and can no longer be undone; deletes stay in the trash "
+            f"({history['deletes_days']} days, at least the last {history['deletes_kept']})")
+
+
+def merged_lines(items: list[dict], results: list) -> list[str]:
+    """What a merge folded into facts already there, up to SHOWN of them, one a line."""
+    lines = []
+    for item, r in zip(items, results):
+        if not r.created and len(lines) < SHOWN:
+            how = f"{r.match} {r.score:.3f}" if r.score is not None else r.match
+            lines.append(f"  {item['text'][:60]!r} is #{r.fact.id} ({how})")
+    return lines
