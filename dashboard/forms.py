@@ -1,8 +1,10 @@
 from django import forms
 
+from memories.client import MAX_FACT_ID
+
 TYPE_CHOICES = [("fact", "fact"), ("skill", "skill"), ("log", "log")]
 MAX_TEXT = 8000  # the contract's limit; the service enforces it too
-MAX_ID = 2**63 - 1  # fact ids are SQLite integers: anything larger is the owner's typo, not the service's error
+MAX_ID = MAX_FACT_ID  # the contract's range, both memories': anything past it is the owner's typo, not the service's error
 
 
 def parse_id(value: object) -> int | None:

@@ -36,3 +36,5 @@ urlpatterns = [
     path("calibrate/<int:run_id>/step", calibrate.calibrate_step, name="calibrate_step"),
     path("calibrate/adopt", calibrate.calibrate_adopt, name="calibrate_adopt"),
 ]
+
+handler404 = "dashboard.views.errors.not_found"

@@ -20,6 +20,7 @@ SLOW_READ_TIMEOUT = 300.0  # /reindex re-embeds every fact
 RETRIES = 2  # for requests that are safe to repeat (reads), and only when nothing was answered
 SECRET_HEADER = "X-Memory-Secret"
 CLIENT_HEADER = "X-Memory-Client"  # who asks, for the memory's history and recall log
+MAX_FACT_ID = 2**53 - 1  # the contract's largest id (a JSON number exactly, and the Worker's JavaScript)
 
 
 class MemoryServiceError(Exception):

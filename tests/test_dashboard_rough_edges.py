@@ -118,10 +118,18 @@ def test_a_pin_past_2_63_is_a_form_error_not_a_service_error(owner_client, mock_
     assert not [r for r in fake.requests if r.url.path in ("/recall", "/explain")]
 
 
-def test_a_fact_id_past_2_63_in_the_address_is_a_404(owner_client, mock_memory):
+@pytest.mark.parametrize("fact_id", [0, 2**53, 2**64])
+def test_a_fact_id_outside_the_contracts_range_is_a_404_in_the_dashboards_words(owner_client, mock_memory, fact_id):
     fake = FakeMemory()
     mock_memory(fake)
-    assert_owner_mistake(owner_client.get(f"/facts/{2**64}/"), 404, "ids go up to")
+    assert_owner_mistake(owner_client.get(f"/facts/{fact_id}/"), 404, "fact ids go from 1 to 9,007,199,254,740,991")
+    assert not [r for r in fake.requests if r.url.path.startswith("/facts/")]  # the memory is not asked
+
+
+def test_an_address_that_matches_no_page_says_so_in_words(owner_client):
+    response = owner_client.get("/facts/-1/")
+    html = response.content.decode()
+    assert response.status_code == 404 and "Resolver404" not in html and "nothing at this address" in html
 
 
 def test_a_deeply_nested_set_file_is_a_400(owner_client, mock_memory):

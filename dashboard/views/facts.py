@@ -37,8 +37,8 @@ def cases_expecting(name: str, fact_ids) -> list[EvalCase]:
 
 
 def get_fact_or_404(request: HttpRequest, fact_id: int):
-    if fact_id > MAX_ID:
-        raise Http404(f"There is no fact #{fact_id}: ids go up to {MAX_ID}.")
+    if not 1 <= fact_id <= MAX_ID:  # asked here, in the dashboard's words: the memory would answer 422
+        raise Http404(f"There is no fact #{fact_id}: fact ids go from 1 to {MAX_ID:,}.")
     try:
         return memory(request.memory).get(fact_id)
     except NotFound:
