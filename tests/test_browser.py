@@ -148,7 +148,7 @@ def test_debug_a_recall_with_a_pinned_fact(signed_in: Page, live_server):
         expect(page.get_by_role("heading", name=re.compile(column))).to_be_visible()
     pinned = page.locator(f'#columns li.pinned[data-fact-id="{sister}"]')
     expect(pinned).to_have_count(3)
-    expect(page.locator("#pin-kw")).to_contain_text("#1")
+    expect(page.locator("#pin-kw")).to_contain_text("rank 1")
 
     other = page.locator("#columns section").nth(1).locator("li[data-fact-id]").nth(1)
     other_id = other.get_attribute("data-fact-id")

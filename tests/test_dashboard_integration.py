@@ -119,7 +119,7 @@ def test_the_recall_debugger_shows_three_columns_and_a_pinned_fact(owner_client,
     assert html.count(f'data-fact-id="{sister}"') >= 4  # pin report + three columns
     assert 'class="pinned"' in html and "<mark>Anna</mark>" in html
     pin = re.search(r'id="pin-kw">([^<]*)<', html).group(1)
-    assert pin.startswith("#1")
+    assert pin.startswith("rank 1")  # a rank, not a fact id
 
 
 def test_the_debugger_says_how_much_a_keyword_match_is_worth(owner_client, live_memory):
@@ -172,3 +172,11 @@ def test_the_dashboard_recovers_when_the_service_comes_back(owner_client, settin
         assert response.status_code == 200 and "reachable" in response.content.decode()
     finally:
         service.stop()
+
+
+@pytest.mark.parametrize("q,says", [('"', "no word to search for"), ("*", "no word to search for"),
+                                    ("🙂", "no word to search for"), ("the of a", "every word is a stop word")])
+def test_an_empty_keyword_query_says_why(owner_client, live_memory, q, says):
+    html = owner_client.get(reverse("recall"), {"q": q}).content.decode()
+    match = html.split('class="match"')[1].split("</p>")[0]
+    assert says in match, match

@@ -32,7 +32,7 @@ def real_matches(hits: list) -> list:
 def depth_rank(rank: int | None, depth: int = 30) -> str:
     if rank is None:
         return "not matched"
-    return f"#{rank}" if rank <= depth else f"#{rank} (not in the top {depth})"
+    return f"rank {rank}" if rank <= depth else f"rank {rank} (not in the top {depth})"
 
 
 # The facts page has five links and four dates a row, 50 rows a page: {% url %} and the date

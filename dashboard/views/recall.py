@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
@@ -13,6 +14,8 @@ from memories.client import BadRequest, NotFound
 from ..forms import RecallForm
 from ..memory import memory
 from .recalls import then_and_now
+
+WORD = re.compile(r"\w")  # a letter or digit: what a keyword search could look for
 
 
 def fusion_from_url(params) -> dict:
@@ -65,7 +68,9 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         if logged:
             context.update(logged)
         fused = [{"hit": h, "rank": i, **contributions(h, result.fusion)} for i, h in enumerate(result.results, start=1)]
-        context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion)
+        context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion,
+                       # an empty MATCH: no word at all ('"', '*', emoji), or only stop words
+                       has_words=bool(WORD.search(q)))
         if pin:
             try:
                 context["explain"] = client.explain(q, pin, type=type)
