@@ -81,9 +81,10 @@ class Reader:
                 raise InvalidInput(f"q is {len(q)} characters; the limit is {MAX_FILTER}, the longest a fact can be")
             valid_unicode(q, "q")
             # instr, not LIKE: nothing to escape, and the Worker's SQLite caps LIKE patterns at 50
-            # bytes. lower() folds ASCII only, as LIKE does.
-            where.append("instr(lower(text), lower(?)) > 0")
-            args.append(q)
+            # bytes. Over text_key, the case-folded text exact dedup compares: "CAFÉ" finds "café"
+            # (SQLite's lower() folds ASCII only).
+            where.append("instr(text_key, ?) > 0")
+            args.append(q.casefold())
         filters = " AND ".join(where) or "1"
         page_where, page_args = filters, list(args)
         # The column and the direction come from ORDERS, never from the request.

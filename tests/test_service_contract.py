@@ -2,6 +2,7 @@
 Durable Object, each with the real model over real HTTP."""
 
 import re
+import uuid
 
 import httpx
 import pytest
@@ -453,3 +454,11 @@ def test_dedup_never_merges_look_alikes_and_still_merges_rewordings(api):
     same = add(api, "The owner drinks green tea every morning.")
     again = add(api, "The owner drinks the green tea every morning.")
     assert again["created"] is False and again["id"] == same["id"] and again["duplicate"]["match"] == "near"
+
+
+def test_the_facts_filter_folds_case_beyond_ascii(api):
+    tag = uuid.uuid4().hex[:6]
+    api.post("/facts", json={"text": f"The owner's favourite café is Majestic in Porto {tag}.", "source": f"fold-{tag}"})
+    api.post("/facts", json={"text": f"Die Straße heißt Rua Augusta {tag}.", "source": f"fold-{tag}"})
+    for q, found in (("CAFÉ", 1), ("Café", 1), ("café", 1), ("STRASSE", 1), ("straße", 1), ("cafe", 0)):
+        assert api.get("/facts", params={"q": q, "source": f"fold-{tag}"}).json()["total"] == found, q

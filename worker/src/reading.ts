@@ -4,6 +4,7 @@
 
 import { FACT_COLUMNS, type Fact, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { invalid, notFound, wellFormed } from "./http";
+import { casefold } from "./text";
 import { idf, information, quote } from "./recall";
 import type { Expansion } from "./searching";
 import { Part } from "./state";
@@ -56,10 +57,10 @@ export class Reader extends Part {
       // No fact is longer than MAX_TEXT, so no longer substring can match (and SQLite caps a LIKE pattern).
       if (chars(q) > MAX_TEXT) throw invalid(`q is ${chars(q)} characters; the limit is ${MAX_TEXT}, the longest a fact can be`);
       wellFormed(q, "q");
-      // instr, not LIKE: the object's SQLite caps a LIKE pattern at 50 bytes. lower() folds ASCII
-      // only, as LIKE does, so both memories match the same facts.
-      where.push("instr(lower(text), lower(?)) > 0");
-      args.push(q);
+      // instr, not LIKE: the object's SQLite caps a LIKE pattern at 50 bytes. Over text_key, the
+      // case-folded text (Python's casefold, text.ts), so "CAFÉ" finds "café" on both memories.
+      where.push("instr(text_key, ?) > 0");
+      args.push(casefold(q));
     }
     const filters = where.join(" AND ") || "1";
     let pageWhere = filters;
