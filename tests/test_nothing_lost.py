@@ -227,3 +227,12 @@ def test_a_dashboard_backup_carries_the_memorys_own_settings(owner_client, live_
             assert json.loads(first)["settings"]["threshold"] == 0.99
         finally:
             api.put("/settings", json={"threshold": None})
+
+
+def test_an_undo_says_what_it_did_not_which_entry_it_was(owner_client, live_memory):
+    fid = add(owner_client, "The owner's gym is FitLab on Rua Nova.")
+    with live_memory.client() as api:
+        api.patch(f"/facts/{fid}", json={"text": "The owner's gym is FitLab on Rua Velha."})
+        edit = history(api, fid, "edit")[0]
+    page = owner_client.post(reverse("undo_delete", args=[edit["id"]]), {"next": "audit"}, follow=True).content.decode()
+    assert f"Undid history entry #{edit['id']}: fact #{fid} holds its text, type and source as before." in page

@@ -21,6 +21,10 @@ from ..strip import with_count, with_strip
 EXPORT_PAGE = 100
 HISTORY_PAGE = 50
 OPS = ("add", "edit", "delete", "restore", "settings")
+# What an undo did, by the op of the entry that records it (the note only says "undo of #N").
+UNDONE = {"edit": "fact #{fact.id} holds its text, type and source as before",
+          "delete": "fact #{fact.id} is deleted again (the trash has it)",
+          "settings": "the settings are back as they were"}
 
 
 def history_page(request: HttpRequest, **filters):
@@ -65,7 +69,7 @@ def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     if entry.op == "restore":
         messages.success(request, f"Put fact #{fact.id} back, with its keyword entry and vector.")
     else:
-        messages.success(request, f"Undid #{entry_id}: {entry.note or entry.op}.")
+        messages.success(request, f"Undid history entry #{entry_id}: {UNDONE[entry.op].format(fact=fact)}.")
     return redirect(back)
 
 
