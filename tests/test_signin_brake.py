@@ -69,3 +69,11 @@ def test_the_security_doc_names_the_unlock_command():
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text()
     assert "manage.py unlock_signin" in doc
+
+
+def test_a_failed_sign_in_keeps_the_username_and_says_what_to_do(client, owner):
+    html = sign_in(client, "wrong", "192.0.2.4", username="owner").content.decode()
+    assert 'name="username" value="owner"' in html and "check the password" in html
+    assert '<input id="id_password" type="password" name="password" autocomplete="current-password" required autofocus>' in html
+    fresh = client.get(reverse("login")).content.decode()
+    assert 'name="username" value=""' in fresh and 'required autofocus>' in fresh.split("id_password")[0]
