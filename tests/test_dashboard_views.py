@@ -87,6 +87,13 @@ def test_the_list_shows_each_fact_with_its_metadata(owner_client, mock_memory):
     assert html.index('id="fact-2"') < html.index('id="fact-1"')  # newest first
 
 
+def test_an_empty_memory_offers_no_delete_selected(owner_client, mock_memory):
+    mock_memory(FakeMemory())
+    assert "Delete selected" not in owner_client.get(reverse("facts")).content.decode()
+    mock_memory(FakeMemory(fact(1, "Use the train.")))
+    assert "Delete selected" in owner_client.get(reverse("facts")).content.decode()
+
+
 def test_live_search_returns_only_the_list_partial(owner_client, mock_memory):
     mock_memory(FakeMemory(fact(1, "Priya is the owner's sister."), fact(2, "Use the train.")))
     response = owner_client.get(reverse("facts"), {"q": "train"}, headers={"HX-Request": "true", "HX-Target": "fact-list"})

@@ -143,7 +143,7 @@ def test_a_failing_case_shows_what_was_expected_beside_what_came_first(owner_cli
     ran = owner_client.post(reverse("evaluation"), {"suite": "mine"}).content.decode()
     failing = re.search(r'<table class="failures">.*?</table>', ran, re.S).group(0)
     assert '<td class="expected"><p>#3 The owner&#x27;s bike is blue.</p></td>' in failing
-    assert '<td class="top">#1 The owner prefers metric units.</td>' in failing
+    assert '<td class="put-first">#1 The owner prefers metric units.</td>' in failing  # not the site header's .top
 
 
 def test_deleting_a_fact_a_case_expects_warns_first(owner_client, memories):
