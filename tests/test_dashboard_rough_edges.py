@@ -176,7 +176,7 @@ def test_importing_a_set_asks_first_then_stores_and_audits_every_new_fact(owner_
     assert not [r for r in fake.requests if r.method == "POST"] and not EvalCase.objects.exists()
 
     done = owner_client.post(reverse("eval_import"), {"confirm": "yes"}, follow=True)
-    assert "Imported set “tiny”: 1 cases, 2 new facts stored in the memory “eval-tiny”." in done.content.decode()
+    assert "Imported set “tiny”: 1 case, 2 new facts stored in the memory “eval-tiny”." in done.content.decode()
     imported = AuditEntry.objects.filter(action="import")
     assert sorted(e.after["text"] for e in imported) == ["Priya is the owner's sister.", "The cat is Pixel."]
     assert all("tiny" in e.note for e in imported)

@@ -63,7 +63,7 @@ def test_an_imported_set_goes_into_a_memory_of_its_own_never_the_owners(owner_cl
     asked = owner_client.post(reverse("eval_import"), {"file": upload(SET)}).content.decode()
     assert re.search(r'<code id="import-target">eval-tiny</code>', asked)
     done = owner_client.post(reverse("eval_import"), {"confirm": "yes"}, follow=True).content.decode()
-    assert "Imported set “tiny”: 1 cases, 2 new facts stored in the memory “eval-tiny”." in done
+    assert "Imported set “tiny”: 1 case, 2 new facts stored in the memory “eval-tiny”." in done
     assert writes(memories["default"]) == [] and writes(memories["work"]) == []
     assert sorted(f["text"] for f in memories["eval-tiny"].facts.values()) == ["Priya is the owner's sister.", "The cat is Pixel."]
     assert list(EvalCase.objects.values_list("memory", "suite")) == [("eval-tiny", "tiny")]
@@ -100,7 +100,7 @@ def test_running_is_a_post_and_a_get_only_shows(owner_client, memories):
     assert form and form.group(1) == "post"
 
     ran = owner_client.post(reverse("evaluation"), {"suite": "tiny"}).content.decode()
-    assert 'id="report-tiny"' in ran and "1 cases on memory <code>eval-tiny</code>" in ran
+    assert 'id="report-tiny"' in ran and "1 case on memory <code>eval-tiny</code>" in ran
     assert recalls(memories["eval-tiny"]) == 1 and recalls(memories["default"]) == 0
     assert list(EvalRun.objects.values_list("memory", "suite")) == [("eval-tiny", "tiny")]
     owner_client.get(reverse("evaluation"), {"run": 1})  # a reload of an old ?run=1 address
@@ -162,7 +162,7 @@ def test_load_evalset_aims_at_the_sets_own_memory_and_explains_a_one_memory_serv
     path.write_text(json.dumps(SET))
     if True:
         call_command("load_evalset", str(path), stdout=out)
-        assert "set 'tiny', 1 cases, 2 new facts in the memory 'eval-tiny'" in out.getvalue()
+        assert "set 'tiny', 1 case, 2 new facts in the memory 'eval-tiny'" in out.getvalue()
         assert writes(memories["default"]) == []
 
         from dashboard import memory

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import get_script_prefix, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -387,5 +388,5 @@ def _import_confirmed(request: HttpRequest) -> HttpResponse:
                              f"The memory refused one of the set's facts ({e.message}); the facts this import had "
                              "already added were deleted again, so nothing changed.", back=reverse("evaluation"))
     forget_status()
-    messages.success(request, f"Imported set “{name}”: {cases} cases, {created} new facts stored in the memory “{target}”.")
+    messages.success(request, f"Imported set “{name}”: {cases} case{pluralize(cases)}, {created} new fact{pluralize(created)} stored in the memory “{target}”.")
     return redirect("evaluation")

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
 
 from dashboard.evaluation import SetError, load_set, set_memory
 from dashboard.memory import memory as memory_client
@@ -42,4 +43,4 @@ class Command(BaseCommand):
                                    "or use the Worker.") from None
             except MemoryServiceError as e:
                 raise CommandError(f"{path}: the memory refused the set ({e}); nothing of it was kept.") from None
-            self.stdout.write(f"{path.name}: set {name!r}, {cases} cases, {created} new facts in the memory {target!r}")
+            self.stdout.write(f"{path.name}: set {name!r}, {cases} case{pluralize(cases)}, {created} new fact{pluralize(created)} in the memory {target!r}")
