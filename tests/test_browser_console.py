@@ -1,5 +1,6 @@
 """The pages run clean under their own content-security-policy: no error in the browser console
-on the facts page's live search, the recall debugger and the Recalls page."""
+on any page (each visited, and the facts page's live search, the recall debugger and the Recalls
+page used as an owner would)."""
 
 import re
 
@@ -61,3 +62,27 @@ def test_the_recall_debugger_and_the_recalls_page_leave_the_console_clean(page: 
     expect(page).to_have_url(re.compile(r"empty=1"))
     page.wait_for_timeout(300)
     assert errors == []
+
+
+PAGES = ["/", "/facts/{fid}/", "/facts/{fid}/edit", "/facts/{fid}/delete", "/facts/{fid}/forget", "/duplicates/",
+         "/duplicates/?threshold=0.5", "/recall/?q=sister&pin={fid}", "/recalls/", "/trash/", "/audit/", "/evaluate/",
+         "/evaluate/cases/all", "/evaluate/compare", "/calibrate/", "/facts/999999/",
+         "/no-such-page/"]
+
+
+def test_every_page_leaves_the_console_clean(page: Page, live_server, live_memory, owner):
+    errors = console_errors(page)
+    sign_in(page, live_server)
+    add_fact(page, "Lena is Anna's sister.")
+    add_fact(page, "Lena is the sister of Anna.")  # a near-duplicate pair for the duplicates page
+    fid = int(re.search(r"/facts/(\d+)/", page.locator("#add-result a").first.get_attribute("href")).group(1))
+    for path in PAGES:
+        response = page.goto(live_server.url + path.format(fid=fid))
+        page.wait_for_load_state("networkidle")
+        if response.status == 404:  # the page's own status, which Chromium reports as a console error
+            errors[:] = [e for e in errors if "status of 404" not in e]
+        assert errors == [], f"{path}: {errors}"
+    page.context.clear_cookies()  # signed out
+    page.goto(live_server.url + "/login/")
+    page.wait_for_load_state("networkidle")
+    assert errors == [], f"/login/: {errors}"
