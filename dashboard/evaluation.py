@@ -9,9 +9,12 @@ A set file is JSON (see docs/recall-quality.md, "Evaluation set format"):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 from memories.client import Fact, MemoryClient, MemoryServiceError, NotFound
 
@@ -233,3 +236,23 @@ def compare(a: Report, b: Report) -> tuple[list[Change], list[Change]]:
     changes = [Change(ra.question, ra.case_id, ra.ranks["hybrid"], rb.ranks["hybrid"])
                for ra, rb in zip(a.results, b.results) if ra.ranks["hybrid"] != rb.ranks["hybrid"]]
     return [c for c in changes if c.better], [c for c in changes if not c.better]
+
+
+SETS = Path(__file__).resolve().parent / "evalsets"
+# Sets about the demo owner or nobody in particular; the holdout*.json sets are other households:
+# each goes into a memory of its own anyway (docs/recall-quality.md).
+SHIPPED = [SETS / "personal.json", SETS / "lookalikes.json"]
+
+
+@cache
+def shipped_names() -> list[str]:
+    """The shipped sets' names, read once (the evaluation page asks whether they are loaded)."""
+    return [json.loads(p.read_text(encoding="utf-8"))["name"] for p in SHIPPED]
+
+
+def read_set_file(path: Path) -> tuple[object, str]:
+    """A set file's content and the memory it goes into (eval-NAME, never one the owner uses);
+    OSError or ValueError (bad JSON) when it cannot be read. load_set checks its format."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    target = set_memory(data["name"].strip()) if isinstance(data, dict) and isinstance(data.get("name"), str) else "default"
+    return data, target

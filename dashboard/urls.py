@@ -32,6 +32,7 @@ urlpatterns = [
     path("evaluate/cases/<int:case_id>/edit", evaluate.case_edit, name="eval_case_edit"),
     path("evaluate/cases/<int:case_id>/delete", evaluate.case_delete, name="eval_case_delete"),
     path("evaluate/import", evaluate.set_import, name="eval_import"),
+    path("evaluate/shipped", evaluate.shipped_load, name="eval_shipped"),
     path("calibrate/", calibrate.calibrate, name="calibrate"),
     path("calibrate/<int:run_id>/step", calibrate.calibrate_step, name="calibrate_step"),
     path("calibrate/adopt", calibrate.calibrate_adopt, name="calibrate_adopt"),

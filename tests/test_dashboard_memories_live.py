@@ -45,3 +45,19 @@ def test_a_memory_the_service_holds_is_in_the_switcher_without_configuring_it(ow
     assert '<a href="/m/garden/">garden</a>' in html
     page = owner_client.get("/m/garden/").content.decode()
     assert "The roses need water on Sundays." in page and f"{live_memories.url}/memories/garden" in page
+
+
+def test_the_recall_quality_page_offers_the_shipped_sets_and_loads_them_beside_the_owners(owner_client, live_memories):
+    from dashboard.models import EvalCase
+
+    page = owner_client.get("/evaluate/").content.decode()
+    assert 'id="shipped-sets"' in page and "Load the shipped sets" in page
+    with live_memories.client() as api:
+        before = api.get("/facts").json()["total"]
+    done = owner_client.post("/evaluate/shipped", follow=True).content.decode()
+    assert "Loaded the shipped sets: “personal”" in done and "“lookalikes”" in done
+    assert set(EvalCase.objects.values_list("memory", flat=True)) == {"eval-personal", "eval-lookalikes"}
+    with live_memories.client() as api:
+        assert api.get("/facts").json()["total"] == before  # nothing written into the owner's memory
+        assert api.get("/memories/eval-personal/facts").json()["total"] > 0
+    assert 'id="shipped-sets"' not in owner_client.get("/evaluate/").content.decode()

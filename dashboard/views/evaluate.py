@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memories.client import BadRequest, NotFound, ServiceUnavailable
 
 from .. import audit
-from ..evaluation import EVAL_PREFIX, SetError, compare, facts_by_id, load_set, parse_set, run, set_memory
+from ..evaluation import (EVAL_PREFIX, SHIPPED, SetError, compare, facts_by_id, load_set, parse_set, read_set_file, run,
+                          set_memory, shipped_names)
 from ..forms import parse_id
 from ..memory import NAME, first, forget_status, memory
 from ..models import EvalCase, EvalRun
@@ -115,6 +116,7 @@ def evaluation(request: HttpRequest) -> HttpResponse:
     reloading the page must not run it again)."""
     data = request.POST if request.method == "POST" else request.GET
     context: dict = {"sets": set_counts(request), "fusion": data.get("fusion", ""), "chosen": data.getlist("suite")}
+    context["shipped_loaded"] = set(shipped_names()) <= {s["suite"] for s in context["sets"]}
     error = None
     if request.method == "POST":
         cases = list(selected_cases(request, data))
@@ -367,7 +369,33 @@ def _import_confirmed(request: HttpRequest) -> HttpResponse:
     if data is None:
         return owner_mistake(request, "Nothing to import", "That import was already done or cancelled; choose the file again.",
                              back=reverse("evaluation"))
-    target = set_memory(data["name"].strip())
+    loaded = _load(request, data, set_memory(data["name"].strip()))
+    if isinstance(loaded, HttpResponse):
+        return loaded
+    name, target, created, cases = loaded
+    messages.success(request, f"Imported set “{name}”: {cases} case{pluralize(cases)}, {created} new fact{pluralize(created)} stored in the memory “{target}”.")
+    return redirect("evaluation")
+
+
+@require_POST
+def shipped_load(request: HttpRequest) -> HttpResponse:
+    """The shipped evaluation sets, each into a memory of its own, from the page (what `make
+    evalsets` does): a new owner starts with more than the cases saved from recalls."""
+    done = []
+    for path in SHIPPED:
+        data, target = read_set_file(path)
+        loaded = _load(request, data, target)
+        if isinstance(loaded, HttpResponse):
+            return loaded
+        name, target, created, cases = loaded
+        done.append(f"“{name}” ({cases} case{pluralize(cases)}, {created} new fact{pluralize(created)} in “{target}”)")
+    messages.success(request, f"Loaded the shipped sets: {', '.join(done)}. Choose them under Sets and Run.")
+    return redirect("evaluation")
+
+
+def _load(request: HttpRequest, data: dict, target: str) -> tuple[str, str, int, int] | HttpResponse:
+    """A set into its own memory `target`, each fact recorded in the audit log: (name, target,
+    facts stored anew, cases), or the page that says why nothing was stored."""
     try:
         name, created, cases = load_set(
             memory(target), data, memory=target,
@@ -388,5 +416,4 @@ def _import_confirmed(request: HttpRequest) -> HttpResponse:
                              f"The memory refused one of the set's facts ({e.message}); the facts this import had "
                              "already added were deleted again, so nothing changed.", back=reverse("evaluation"))
     forget_status()
-    messages.success(request, f"Imported set “{name}”: {cases} case{pluralize(cases)}, {created} new fact{pluralize(created)} stored in the memory “{target}”.")
-    return redirect("evaluation")
+    return name, target, created, cases

@@ -1,21 +1,15 @@
 """Load evaluation sets: each set's facts into a memory of its own ("eval-" and the set's name,
 on the same service or Worker as the owner's), its cases into the dashboard, run on that memory."""
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.template.defaultfilters import pluralize
 
-from dashboard.evaluation import SetError, load_set, set_memory
+from dashboard.evaluation import SHIPPED, SetError, load_set, read_set_file
 from dashboard.memory import memory as memory_client
 from dashboard.memory import url_of
 from memories.client import MemoryServiceError, NotFound, Unreachable
-
-SETS = Path(__file__).resolve().parents[2] / "evalsets"
-# Sets about the demo owner or nobody in particular; the holdout*.json sets are other households:
-# each goes into a memory of its own anyway (docs/recall-quality.md).
-SHIPPED = [SETS / "personal.json", SETS / "lookalikes.json"]
 
 
 class Command(BaseCommand):
@@ -29,8 +23,7 @@ class Command(BaseCommand):
         paths = [Path(f) for f in files] or SHIPPED
         for path in paths:
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                target = set_memory(data["name"].strip()) if isinstance(data, dict) and isinstance(data.get("name"), str) else "default"
+                data, target = read_set_file(path)
                 name, created, cases = load_set(memory_client(target), data, memory=target)
             except (OSError, ValueError) as e:  # SetError and JSONDecodeError are ValueErrors
                 kind = "is not of the set format" if isinstance(e, SetError) else "cannot be read"
