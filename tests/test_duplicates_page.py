@@ -145,3 +145,10 @@ def test_an_action_from_htmx_replaces_the_pair_in_place(owner_client, mock_memor
     # Without JavaScript: the page again, with the message.
     plain = owner_client.post(form.group(1), {"a": 3, "b": 4, "action": "not_duplicate", "next": "threshold=0.95"})
     assert plain.status_code == 302 and plain["Location"] == "/duplicates/?threshold=0.95"
+
+
+def test_the_tallest_bar_is_said_in_the_caption_not_over_the_bars(owner_client, mock_memory):
+    mock_memory(memory([0.85, 0.98, 0.99, 0.99], floor=0.8))
+    html = page(owner_client, "0.90")
+    svg = html.split("<svg")[1].split("</svg>")[0]
+    assert "tallest" not in svg and "The tallest bar is" in html.split("<figcaption>")[1]
