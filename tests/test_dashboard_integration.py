@@ -180,3 +180,23 @@ def test_an_empty_keyword_query_says_why(owner_client, live_memory, q, says):
     html = owner_client.get(reverse("recall"), {"q": q}).content.decode()
     match = html.split('class="match"')[1].split("</p>")[0]
     assert says in match, match
+
+
+def test_the_rerank_can_be_turned_off_from_the_debugger_in_one_click(owner_client, live_memory):
+    with live_memory.client() as api:
+        api.post("/facts", json={"text": "Anna's sister is Lena."})
+        api.post("/facts", json={"text": "Anna's brother is Tom."})
+        api.put("/settings", json={"fusion": {"expand": 0.7}})
+    try:
+        html = owner_client.get(reverse("recall"), {"q": "Who is Anna's sister?"}).content.decode()
+        form = html.split('id="rerank-off"')[1].split("</form>")[0]
+        fusion = re.search(r'name="fusion" value="([^"]*)"', form).group(1).replace("&quot;", '"')
+        done = owner_client.post(reverse("settings_adopt"), {"memory": "default", "fusion": fusion})
+        assert done.status_code == 302
+        with live_memory.client() as api:
+            kept = api.get("/settings").json()["fusion"]
+        assert kept["rerank"] == 0 and kept["expand"] == 0.7  # the memory's other settings stay
+        assert 'id="rerank-off"' not in owner_client.get(reverse("recall"), {"q": "Who is Anna's sister?"}).content.decode()
+    finally:
+        with live_memory.client() as api:
+            api.put("/settings", json={"fusion": {"preset": "default"}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import urlencode
 
@@ -71,6 +72,8 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion,
                        # an empty MATCH: no word at all ('"', '*', emoji), or only stop words
                        has_words=bool(WORD.search(q)))
+        if result.rerank:  # one click to turn it off: the memory's own settings, the rerank at 0
+            context["rerank_off"] = json.dumps({**client.settings()["fusion"], "rerank": 0})
         if pin:
             try:
                 context["explain"] = client.explain(q, pin, type=type)
