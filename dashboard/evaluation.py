@@ -131,6 +131,7 @@ def load_set(client: MemoryClient, data: object, *, added: Callable[[Fact], obje
     name, facts, cases = parse_set(data)
     ids: dict[str, int] = {}
     new: list[tuple[Fact, object]] = []
+    client.create_memory(memory)  # a set's memory is made explicitly (there already: nothing changes)
     try:
         for f in facts:
             result = client.add(f["text"].strip(), f.get("type", "fact"), f.get("source", ""))

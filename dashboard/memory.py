@@ -58,17 +58,16 @@ def first() -> str:
 
 
 def known() -> list[str]:
-    """The configured memories, those the owner created here, and any the service lists (a
-    `serve --dir` service answers GET /memories; a Worker cannot list its objects, so there
-    MEMORY_NAMES and the created ones are the list)."""
+    """The configured memories, those the owner created here, and any the service lists (GET
+    /memories: a Worker or a `serve --dir` service; a `serve --db` one holds only its own)."""
     base, _ = _base()
     now = time.monotonic()
     cached = _listed.get(base)
     if not cached or now - cached[0] >= STATUS_TTL:
         try:
-            names = memory("default").memory_names()
+            names = memory("default").memories()
         except MemoryServiceError:
-            names = []  # a Worker or a `serve --db` service: 404; a service that is down: the strip says so
+            names = []  # a `serve --db` service (or a Worker from before GET /memories): 404; one that is down: the strip says so
         cached = _listed[base] = (now, [n for n in names if isinstance(n, str) and NAME.fullmatch(n)])
     # An evaluation set's own memory ("eval-...") is not one of the owner's: the switcher leaves it out.
     listed = [n for n in sorted(cached[1]) if not n.startswith("eval-")]

@@ -8,6 +8,7 @@ Errors form one tree: `Unreachable` (no answer: refused, timed out) apart from `
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -292,11 +293,21 @@ class MemoryClient:
     def stats(self) -> dict:
         return self._request("GET", "/stats", safe=True)
 
-    def memory_names(self) -> list[str]:
-        """GET /memories at this base URL: the memories a `serve --dir` service holds. Not the
-        contract: a Worker or a one-memory service answers NotFound."""
-        body = self._request("GET", "/memories", safe=True)
+    def service_url(self) -> str:
+        """The service's root: this client's base without the /memories/NAME of one memory."""
+        named = re.fullmatch(r"(.*)/memories/[^/]+", self.base_url)
+        return named[1] if named else self.base_url
+
+    def memories(self) -> list[str]:
+        """GET /memories at the service's root: the names of the memories it holds."""
+        body = self._request("GET", self.service_url() + "/memories", safe=True)
         return self._parse(lambda b: [str(n) for n in b["memories"]], body)
+
+    def create_memory(self, name: str) -> bool:
+        """PUT /memories/NAME at the service's root: True when it was created (201), False when it
+        was there already (200). A one-memory service (`serve --db`) answers NotFound."""
+        body = self._request("PUT", f"{self.service_url()}/memories/{name}", safe=True)  # idempotent
+        return self._parse(lambda b: bool(b["created"]), body)
 
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
                    limit: int = 50, cursor: str | None = None, order: str | None = None) -> Page:

@@ -2,7 +2,8 @@
 
 It talks to a memory only through memories/client.py, so it serves the local service or a
 Worker alike (MEMORY_URL, MEMORY_SECRET, and MEMORY_NAME or --memory for one of a Worker's
-memories). Errors come back as tool errors carrying the contract's message.
+memories). It says at start which memory it serves, and will not start on one that is not
+there. Errors come back as tool errors carrying the contract's message.
 
 Over HTTP (`--http PORT`) every request needs `Authorization: Bearer MCP_TOKEN`: a loopback port
 is open to every process and user on the machine, and the tools read and delete the owner's
@@ -28,7 +29,7 @@ from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .client import Conflict, Fact, MemoryClient, MemoryServiceError, StatusError
+from .client import Conflict, Fact, MemoryClient, MemoryServiceError, NotFound, StatusError
 
 INSTRUCTIONS = """A long-term memory of short facts about the owner and the work, each typed fact, skill
 or log. Search it before answering anything the owner may have said before; save a fact when
@@ -49,6 +50,12 @@ def memory_url(url: str, name: str | None) -> str:
     return f"{url.rstrip('/')}/memories/{name}" if name else url
 
 
+def which_memory(url: str) -> str:
+    """The memory a URL names, in words: the agent and its owner see which one it writes into."""
+    named = re.fullmatch(r".*/memories/([^/]+)/?", url)
+    return f"the memory '{named[1]}' at {url}" if named else f"the root memory at {url}"
+
+
 def client_name(ctx: Context | None) -> str:
     """The agent's MCP client, as the memory's history and recall log name it: "name version"
     from its `initialize`, in the header's 64 printable ASCII characters."""
@@ -63,6 +70,7 @@ def client_name(ctx: Context | None) -> str:
 
 def create_server(client: MemoryClient) -> MCPServer:
     server = MCPServer("memory-desk", instructions=INSTRUCTIONS)
+    memory = which_memory(client.base_url)
 
     def call(fn, *args, **kwargs):
         try:
@@ -141,10 +149,11 @@ def create_server(client: MemoryClient) -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def memory_stats() -> dict:
-        """How many facts the memory holds, by type, and whether its index and vectors agree."""
+        """Which memory this is (its name and URL), how many facts it holds, by type, and whether its
+        index and vectors agree."""
         stats = call(client.stats)
         health = call(client.health)
-        return {"facts": stats["facts"], "by_type": stats["by_type"], "consistent": stats["consistent"],
+        return {"memory": memory, "facts": stats["facts"], "by_type": stats["by_type"], "consistent": stats["consistent"],
                 "model": health.model, "mode": health.mode}
 
     return server
@@ -217,12 +226,28 @@ def serve_http(server: MCPServer, port: int, token: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
 
 
+def check_memory(client: MemoryClient) -> None:
+    """Say on stderr which memory the tools serve; a memory that is not there (a misspelt --memory,
+    a Worker's root that was never created) stops the start, rather than every tool failing later.
+    A service that does not answer yet does not: each tool says so until it does."""
+    where = which_memory(client.base_url)
+    try:
+        client.health()
+    except NotFound as e:
+        raise SystemExit(f"error: there is no {where.removeprefix('the ')}: {e.message}") from None
+    except MemoryServiceError as e:
+        print(f"mcp: serving {where}, which does not answer yet ({e})", file=sys.stderr)
+        return
+    print(f"mcp: serving {where}", file=sys.stderr)
+
+
 def main(memory: str | None, http_port: int | None) -> int:
     url = os.environ.get("MEMORY_URL", "http://127.0.0.1:8787")
     secret = os.environ.get("MEMORY_SECRET", "")
     if not secret:
         raise SystemExit("error: set MEMORY_SECRET to the memory's shared secret")
     client = MemoryClient(memory_url(url, memory or os.environ.get("MEMORY_NAME") or None), secret)
+    check_memory(client)
     server = create_server(client)
     if http_port is not None:
         serve_http(server, http_port, http_token(env_file()))

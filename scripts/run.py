@@ -114,7 +114,8 @@ class Process:
 
 
 def local_memory(env: dict, python: str) -> list[Process]:
-    """`serve --dir`: a folder of memories, default.db (the demo the first time) at the root."""
+    """`serve --dir`: a folder of memories, default.db (the demo the first time) at the root. A
+    memory there is a file: the import below creates the one the dashboard opens."""
     folder = Path(env["MEMORY_DIR"])
     folder.mkdir(parents=True, exist_ok=True)
     default, earlier = folder / "default.db", Path(env["MEMORY_DB"])
@@ -164,7 +165,10 @@ def worker_memory(env: dict, python: str) -> list[Process]:
     embed.start()
     worker.start()
     env["MEMORY_URL"] = f"http://127.0.0.1:{WORKER_PORT}/memories/demo"
-    facts = httpx.get(env["MEMORY_URL"] + "/health", headers={"X-Memory-Secret": env["MEMORY_SECRET"]}, timeout=10).json()["facts"]
+    secret = {"X-Memory-Secret": env["MEMORY_SECRET"]}
+    # A name is a memory only once created: the demo's is, the first time (later runs: 200, there already).
+    httpx.put(f"http://127.0.0.1:{WORKER_PORT}/memories/demo", headers=secret, timeout=10).raise_for_status()
+    facts = httpx.get(env["MEMORY_URL"] + "/health", headers=secret, timeout=10).json()["facts"]
     if facts == 0:
         print(f"First run: loading the demo memory ({DEMO.name}) into the Worker's memory 'demo'")
         subprocess.run([python, "-m", "memories", "import", str(DEMO), "--url", env["MEMORY_URL"], "--quiet"],

@@ -48,6 +48,8 @@ class FakeMemory:
             return httpx.Response(200, json={"entry": done, "fact": fact, "restored": True})
         if path == "/recalls" and method == "GET":
             return httpx.Response(200, json={"recalls": [], "next_cursor": None, "total": 0})
+        if method == "PUT" and (path == "/" or path.startswith("/memories/")):  # create a memory: this one, there already
+            return httpx.Response(200, json={"name": path.rsplit("/", 1)[-1] or "default", "created": False})
         return None
 
     def __call__(self, request: httpx.Request) -> httpx.Response:

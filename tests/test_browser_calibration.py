@@ -5,6 +5,7 @@ run is walked to its end too (tests/test_calibration.py checks what the numbers 
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -40,6 +41,7 @@ def calibrating(memory_of, settings, page: Page, live_server, owner):
     which, url, secret = memory_of
     settings.MEMORY_URL, settings.MEMORY_SECRET = url, secret
     settings.MEMORY_NAMES = [f"owner-{which}"]
+    assert httpx.put(f"{url}/memories/owner-{which}", headers={"X-Memory-Secret": secret}).status_code in (200, 201)
     sign_in(page, live_server)
     page.get_by_role("link", name="Calibration", exact=True).click()
     return which, page

@@ -118,6 +118,7 @@ def test_each_model_gets_its_own_threshold_and_the_calibration_is_right_about_wh
 @pytest.fixture
 def dashboard_on(model_service, settings):
     kind, service = model_service
+    service.url_of(f"owner-{kind}")  # the owner's memory, created as the owner creates one
     settings.MEMORY_URL, settings.MEMORY_SECRET, settings.MEMORY_NAMES = service.url, service.secret, [f"owner-{kind}"]
     return kind, service
 

@@ -191,7 +191,8 @@ def test_the_rerank_can_be_turned_off_from_the_debugger_in_one_click(owner_clien
         html = owner_client.get(reverse("recall"), {"q": "Who is Anna's sister?"}).content.decode()
         form = html.split('id="rerank-off"')[1].split("</form>")[0]
         fusion = re.search(r'name="fusion" value="([^"]*)"', form).group(1).replace("&quot;", '"')
-        done = owner_client.post(reverse("settings_adopt"), {"memory": "default", "fusion": fusion})
+        name = re.search(r'name="memory" value="([^"]*)"', form).group(1)  # the memory the page is about
+        done = owner_client.post(reverse("settings_adopt"), {"memory": name, "fusion": fusion})
         assert done.status_code == 302
         with live_memory.client() as api:
             kept = api.get("/settings").json()["fusion"]

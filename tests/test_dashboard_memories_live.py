@@ -40,6 +40,7 @@ def test_a_delete_in_one_memory_leaves_the_other_untouched(owner_client, live_me
 
 def test_a_memory_the_service_holds_is_in_the_switcher_without_configuring_it(owner_client, live_memories):
     with live_memories.client() as api:
+        assert api.put("/memories/garden").status_code == 201  # made by another client, not this dashboard
         assert api.post("/memories/garden/facts", json={"text": "The roses need water on Sundays."}).status_code == 201
     html = owner_client.get("/").content.decode()
     assert '<a href="/m/garden/">garden</a>' in html

@@ -146,6 +146,34 @@ def test_a_memory_that_is_down_is_a_tool_error_not_a_crash(service):
     assert "cannot reach the memory service" in error_text(r)
 
 
+def start(service, *args, **env) -> subprocess.CompletedProcess:
+    """`python -m memories mcp` over stdio with its input closed: it starts, says what it says, and ends."""
+    environ = {**os.environ, "MEMORY_URL": service.url, "MEMORY_SECRET": service.secret, "PYTHONPATH": str(ROOT), **env}
+    return subprocess.run([sys.executable, "-m", "memories", "mcp", *args], cwd=ROOT, env=environ, input="",
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_server_says_which_memory_it_serves_at_start_and_in_its_stats(service):
+    named = "/memories/" in service.url  # the Worker's memory is one of its names; serve --db's is its root
+    expected = f"the memory '{service.name}' at {service.url}" if named else f"the root memory at {service.url}"
+    started = start(service)
+    assert started.returncode == 0 and f"mcp: serving {expected}" in started.stderr, started.stderr
+
+    async def steps(client):
+        return data(await client.call_tool("memory_stats", {}))
+
+    assert run(service, steps)["memory"] == expected
+
+
+def test_a_start_on_a_memory_that_is_not_there_fails_saying_which_there_are(service):
+    root = service.host.url if "/memories/" in service.url else service.url
+    typo = f"typo-{secrets.token_hex(4)}"
+    started = start(service, "--memory", typo, MEMORY_URL=root)
+    assert started.returncode != 0 and f"error: there is no memory '{typo}' at {root}/memories/{typo}" in started.stderr
+    if "/memories/" in service.url:  # the Worker lists its memories and says how to make one
+        assert service.name in started.stderr and f"PUT /memories/{typo}" in started.stderr
+
+
 def test_the_readme_snippet_starts_a_server_an_agent_host_can_use(service):
     """The configuration the README gives an agent host, as a host would run it."""
     import re

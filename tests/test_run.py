@@ -46,9 +46,11 @@ def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
         health = env["MEMORY_URL"] + "/health"
         secret = {"X-Memory-Secret": env["MEMORY_SECRET"]}
         assert httpx.get(health, headers=secret).json()["facts"] == 50  # the demo memory, the folder's default
-        # A folder of memories: another name is a memory of its own once a request with the secret reaches it.
+        # A folder of memories: another name is a memory only once created (PUT), never by a request.
+        assert httpx.get(env["MEMORY_URL"] + "/memories/notes/stats", headers=secret).status_code == 404
+        assert not (tmp_path / "var" / "memories" / "notes.db").exists()
+        assert httpx.put(env["MEMORY_URL"] + "/memories/notes", headers=secret).status_code == 201
         assert httpx.get(env["MEMORY_URL"] + "/memories/notes/health", headers=secret).json()["facts"] == 0
-        assert (tmp_path / "var" / "memories" / "notes.db").exists()
         assert f"MEMORY_URL={env['MEMORY_URL']}" in (tmp_path / "var" / "run.env").read_text()  # for make evalsets
         pid = subprocess.run(["pgrep", "-f", f"memories serve --dir {tmp_path}"], capture_output=True, text=True).stdout.split()
         assert len(pid) == 1

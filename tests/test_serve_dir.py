@@ -64,6 +64,7 @@ def test_every_memory_shares_the_one_embedder(tmp_path):
         return opened[-1]
 
     with TestClient(MemoryFolder(tmp_path, "s", embedder, open_memory), headers={"X-Memory-Secret": "s"}) as c:
+        assert [c.put(f"/memories/{name}").status_code for name in ("default", "home")] == [201, 201]
         assert c.post("/facts", json={"text": TEXT}).status_code == 201
         assert c.post("/memories/home/facts", json={"text": TEXT}).status_code == 201
         assert c.get("/memories/home/facts").json()["total"] == 1

@@ -1,6 +1,7 @@
 """Start the memory on Cloudflare offline: `wrangler dev --local` (workerd, real SQLite Durable
 Objects) on a free loopback port, embedding through `python -m memories embed-server` with the
-same model as the local service. Each `Memory` handed out is a fresh Durable Object, by name."""
+same model as the local service. Each `Memory` handed out is a fresh Durable Object, by name,
+created before it is handed out."""
 
 from __future__ import annotations
 
@@ -105,7 +106,12 @@ class WorkerHost:
         self.start_wrangler()
 
     def memory(self, name: str | None = None) -> WorkerMemory:
-        return WorkerMemory(self, name or f"t-{uuid.uuid4().hex[:12]}")
+        """The memory `name` (a fresh one if None), created as the owner creates one: a name is a
+        memory only once created (PUT /memories/NAME)."""
+        memory = WorkerMemory(self, name or f"t-{uuid.uuid4().hex[:12]}")
+        r = httpx.put(f"{self.url}/memories/{memory.name}", headers={"X-Memory-Secret": self.secret}, timeout=60)
+        assert r.status_code in (200, 201), r.text
+        return memory
 
     def stop(self) -> None:
         stop(self.wrangler)

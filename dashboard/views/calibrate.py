@@ -46,7 +46,9 @@ def calibrate(request: HttpRequest) -> HttpResponse:
     model = model_of(request)
     if request.method == "POST":
         try:
-            pairs = calibration.measure_pairs(memory(calibration.MEMORY))
+            client = memory(calibration.MEMORY)
+            client.create_memory(calibration.MEMORY)  # its own memory, made explicitly (idempotent)
+            pairs = calibration.measure_pairs(client)
         except NotFound:
             forget_status()
             return owner_mistake(request, "This memory service holds one memory", ONE_MEMORY.format(name=calibration.MEMORY),
@@ -111,6 +113,7 @@ def calibrate_step(request: HttpRequest, run_id: int) -> HttpResponse:
         client = memory(set_memory(name))
         try:
             if step[0] == "load":
+                client.create_memory(set_memory(name))  # a set's memory, made explicitly (idempotent)
                 run.loaded[name] = calibration.load_set_facts(client, name)
             else:
                 fusion = {**run.fusion, "expand": step[1]}

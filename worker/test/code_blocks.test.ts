@@ -6,11 +6,12 @@ import { describe, expect, it } from "vitest";
 import { MemoryObject } from "../src/memory";
 import type { State } from "../src/state";
 import { BLOCK, type VectorIndex } from "../src/vectors";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
 let n = 0;
-const base = () => `http://memory.test/memories/blocks-${++n}-${Math.random().toString(36).slice(2)}`;
+const base = () => created(`http://memory.test/memories/blocks-${++n}-${Math.random().toString(36).slice(2)}`);
 const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 const json = async (r: Response | Promise<Response>) => (await (await r).json()) as Record<string, any>;
@@ -105,7 +106,7 @@ const ask = async (memory: MemoryObject, path: string, method = "GET", body?: un
 
 describe("a start", () => {
   it("reads a few dozen rows, however many facts the memory holds", async () => {
-    const url = base();
+    const url = await base();
     await fill(url, 0, 100);
     const small = await runInDurableObject(stub(url), async (_: MemoryObject, ctx: DurableObjectState) => (await restart(ctx)).rowsRead);
     await fill(url, 100, 500);
@@ -120,7 +121,7 @@ describe("a start", () => {
   });
 
   it("holds what the object held before it, and answers the same", async () => {
-    const url = base();
+    const url = await base();
     await fill(url, 0, 300);
     await runInDurableObject(stub(url), async (before: MemoryObject, ctx: DurableObjectState) => {
       const { memory } = await restart(ctx);
@@ -138,7 +139,7 @@ describe("a start", () => {
 
 describe("the stored blocks", () => {
   it("follow adds, batches, edits, deletes (the last row moved into the hole) and undo, and equal a rebuild's", async () => {
-    const url = base();
+    const url = await base();
     const ids = await fill(url, 0, BLOCK + 1);  // one row into the second block
     expect((await call(`${url}/facts/${ids[3]}`, "DELETE")).status).toBe(200);  // the last row fills row 3: the second block empties
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
@@ -172,7 +173,7 @@ describe("the stored blocks", () => {
   });
 
   it("are rewritten once each in a write's transaction, only those it changed", async () => {
-    const url = base();
+    const url = await base();
     const ids = await fill(url, 0, 200);
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       const state = stateOf(memory);
@@ -195,7 +196,7 @@ describe("the stored blocks", () => {
   });
 
   it("follow a reindex, and a change of model and back", async () => {
-    const url = base();
+    const url = await base();
     await fill(url, 0, 300);
     expect((await call(`${url}/reindex`, "POST")).status).toBe(200);
     await runInDurableObject(stub(url), async (memory: MemoryObject, ctx: DurableObjectState) => {
@@ -211,7 +212,7 @@ describe("the stored blocks", () => {
   });
 
   it("are built again from the tables when they are missing or out of step", async () => {
-    const url = base();
+    const url = await base();
     await fill(url, 0, 300);
     const cases: [string, (sql: SqlStorage) => void][] = [
       ["a memory from before them", (sql) => { sql.exec("DELETE FROM code_blocks"); sql.exec("DELETE FROM meta WHERE key = 'codes'"); }],
@@ -240,7 +241,7 @@ describe("the stored blocks", () => {
   });
 
   it("are read by no start past the budget, which reads no vector or word either, until deletes bring it under", async () => {
-    const url = base();
+    const url = await base();
     const ids = await fill(url, 0, 300);
     await runInDurableObject(stub(url), async (_: MemoryObject, ctx: DurableObjectState) => {
       const small = { MEMORY_BUDGET_BYTES: "1000" } as Partial<Env>;

@@ -7,6 +7,7 @@ import { AI_MODELS, AI_RETRY_MS, AiEmbedder, RateLimited, faultOf, head, makeEmb
 import type { MemoryObject } from "../src/memory";
 import type { State } from "../src/state";
 import { FakeAi, bagOfWords } from "./fake_ai";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 const BASE = "@cf/baai/bge-base-en-v1.5";
@@ -38,7 +39,7 @@ describe("a long text", () => {
   });
 
   it("is stored whole and found by its words; its vector is its beginning's", async () => {
-    const url = `http://memory.test/memories/long-${Math.random().toString(36).slice(2)}`;
+    const url = await created(`http://memory.test/memories/long-${Math.random().toString(36).slice(2)}`);
     const fake = new FakeAi({ "fake-bow-16": 16 });
     await runInDurableObject(env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2])), (memory: MemoryObject) => {
       (memory as unknown as { state: State }).state.embedder = new AiEmbedder(fake as unknown as Ai, "fake-bow-16", { ...AI_MODELS[BASE], dims: 16 }, FAST);
@@ -94,7 +95,7 @@ describe("a call", () => {
   });
 
   it("stores nothing when the model answers the wrong width", async () => {
-    const url = `http://memory.test/memories/width-${Math.random().toString(36).slice(2)}`;
+    const url = await created(`http://memory.test/memories/width-${Math.random().toString(36).slice(2)}`);
     const fake = new FakeAi({ "fake-bow-16": 16 });
     fake.answer = (texts) => ({ data: texts.map((t) => bagOfWords(t, 8)) });
     const stub = env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
@@ -160,7 +161,7 @@ describe("the rate limit", () => {
   });
 
   it("a write answers 503 naming the rate limit, with Retry-After; a recall falls back to keywords and says why", async () => {
-    const url = `http://memory.test/memories/rate-${Math.random().toString(36).slice(2)}`;
+    const url = await created(`http://memory.test/memories/rate-${Math.random().toString(36).slice(2)}`);
     const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
     const first = await SELF.fetch(`${url}/facts`, { method: "POST", headers, body: JSON.stringify({ text: "The owner drinks tea." }) });
     expect(first.status).toBe(201);
@@ -185,7 +186,7 @@ describe("the rate limit", () => {
 
 describe("the rerank on Workers AI", () => {
   it("sends no empty text: a fact that is only the shared words is left out, its cosine 0", async () => {
-    const url = `http://memory.test/memories/rerank-${Math.random().toString(36).slice(2)}`;
+    const url = await created(`http://memory.test/memories/rerank-${Math.random().toString(36).slice(2)}`);
     const fake = new FakeAi({ "fake-bow-16": 16 });
     await runInDurableObject(env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2])), (memory: MemoryObject) => {
       (memory as unknown as { state: State }).state.embedder = new AiEmbedder(fake as unknown as Ai, "fake-bow-16", { ...AI_MODELS[BASE], dims: 16 }, FAST);

@@ -6,12 +6,13 @@ import { cleanTime } from "../src/facts";
 import type { MemoryObject } from "../src/memory";
 import { DEFAULT_BUDGET, type State } from "../src/state";
 import { BLOCK, FACT_BITS, MAP_ENTRY_BYTES } from "../src/vectors";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts
 
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
 let n = 0;
-const base = () => `http://memory.test/memories/unit-${++n}-${Math.random().toString(36).slice(2)}`;
+const base = () => created(`http://memory.test/memories/unit-${++n}-${Math.random().toString(36).slice(2)}`);
 const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 const stub = (url: string) => env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
@@ -54,7 +55,7 @@ describe("the Worker", () => {
       expect((await worker.fetch(new Request(`http://memory.test${path}`), untouchable)).status).toBe(200);
     }
     // With the secret the memory answers, with its count.
-    const url = base();
+    const url = await base();
     await add(url, "Health counts this fact.");
     expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid", memory_full: false });
     const woken = env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]).toString();
@@ -86,7 +87,7 @@ describe("the Worker", () => {
   });
 
   it("keeps memories apart: a fact in one is not in another", async () => {
-    const [a, b] = [base(), base()];
+    const [a, b] = [await base(), await base()];
     const id = ((await (await call(`${a}/facts`, "POST", { text: "Only in memory a." })).json()) as { id: number }).id;
     expect((await call(`${a}/facts/${id}`)).status).toBe(200);
     expect((await call(`${b}/facts/${id}`)).status).toBe(404);
@@ -95,7 +96,7 @@ describe("the Worker", () => {
 
 describe("writes", () => {
   it("stores one row for many concurrent identical posts: the check runs again after the await", async () => {
-    const url = base();
+    const url = await base();
     const responses = await Promise.all(Array.from({ length: 20 }, () => call(`${url}/facts`, "POST", { text: "Same fact, many times." })));
     const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { id: number }).id)));
     expect(ids.size).toBe(1);
@@ -105,7 +106,7 @@ describe("writes", () => {
   });
 
   it("rolls back a whole batch, row, FTS entry, vector and matrix, when one fact fails", async () => {
-    const url = base();
+    const url = await base();
     const first = ((await (await call(`${url}/facts`, "POST", { text: "The first fact." })).json()) as { id: number }).id;
     const r = await call(`${url}/facts/batch`, "POST", { facts: [{ text: "A brand new fact." }, { text: "Another one.", id: first }] });
     expect(r.status).toBe(409);
@@ -122,7 +123,7 @@ describe("writes", () => {
   });
 
   it("says in /stats when a matrix row disagrees with its table row, and when keyword search failed", async () => {
-    const url = base();
+    const url = await base();
     const a = await add(url, "Anna lives in Lisbon.");
     const b = await add(url, "Tomas keeps bees.");
     const stats = async () => (await (await call(`${url}/stats`)).json()) as { consistent: boolean; keyword_errors: number;
@@ -147,7 +148,7 @@ describe("writes", () => {
   });
 
   it("changes the matrix only at the end of the write's transaction, and not when the write fails", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "The first fact.");
     const during: number[] = [];
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
@@ -166,7 +167,7 @@ describe("writes", () => {
   });
 
   it("rolls back a write whose change to the matrix fails, and reads the matrix back from storage", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "The first fact.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       const load = memory.vocab.load.bind(memory.vocab);
@@ -186,7 +187,7 @@ describe("writes", () => {
   });
 
   it("dedups and pairs a batch's facts against those stored earlier in it", async () => {
-    const url = base();
+    const url = await base();
     const body = (await (await call(`${url}/facts/batch`, "POST", {
       facts: [{ text: "Mara likes green tea." }, { text: "Mara likes green tea!" }, { text: "Mara likes green tea daily." }],
     })).json()) as { results: { id: number; created: boolean; duplicate?: { match: string; score: number } }[] };
@@ -200,7 +201,7 @@ describe("writes", () => {
   });
 
   it("deletes the row, its FTS entry and its vector together", async () => {
-    const url = base();
+    const url = await base();
     const id = ((await (await call(`${url}/facts`, "POST", { text: "Pixel is the owner's cat." })).json()) as { id: number }).id;
     expect((await call(`${url}/facts/${id}`, "DELETE")).status).toBe(200);
     const stub = env.MEMORY.get(env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]));
@@ -218,7 +219,7 @@ describe("writes", () => {
 // "manager" share one) have cosine 1, others 0.
 describe("the vocabulary", () => {
   it("grows with each write, rebuilds on reindex and is built once for a memory from before it", async () => {
-    const url = base();
+    const url = await base();
     const id = await add(url, "Mara's manager is Ines.");
     await call(`${url}/facts/batch`, "POST", { facts: [{ text: "Mara's manager is Ines." }, { text: "Ines drinks tea, 42 cups." }] });
     await call(`${url}/facts/${id}`, "PATCH", { text: "Mara's manager is Ines Okafor." });
@@ -243,7 +244,7 @@ describe("the vocabulary", () => {
   });
 
   it("folds the exact-dedup keys of an older memory once, as Python does", async () => {
-    const url = base();
+    const url = await base();
     const id = await add(url, "Kai lives on Hauptstraße.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       // As a memory from before: its key lower-cased, no mark that keys were folded.
@@ -257,7 +258,7 @@ describe("the vocabulary", () => {
   });
 
   it("embeds only the query terms the memory does not already hold", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Mara's manager is Petra.");
     const sent: string[][] = [];
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
@@ -276,7 +277,7 @@ describe("the vocabulary", () => {
   });
 
   it("expands a query term to the memory's close words, in hybrid recall and explain", async () => {
-    const url = base();
+    const url = await base();
     const manager = await add(url, "Mara's manager is Petra.");
     await add(url, "Mara likes tea.");
     type Body = { match: string; expansions: unknown[]; terms: unknown[]; results: { fact: { id: number } }[] };
@@ -306,7 +307,7 @@ describe("reranking", () => {
   type Body = { results: Hit[]; rerank: { shared: string[]; query: string; facts: { id: number; text: string; cosine: number }[] } | null };
 
   it("ranks the fused top again without the words it shares, in one more model call, and explain agrees", async () => {
-    const url = base();
+    const url = await base();
     const texts = ["Cosima Jaramillo works as a glazier.", "Cosima Jaramillo is Freya Jaramillo's sister.", "Cosima Jaramillo reports to Ulla Pereira."];
     const ids = [];
     for (const text of texts) ids.push(await add(url, text));
@@ -349,7 +350,7 @@ describe("reranking", () => {
   });
 
   it("does nothing with fewer than two facts, no shared word or nothing left of the query, and outside hybrid recall", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Cosima Jaramillo works as a glazier.");
     expect(((await (await call(`${url}/recall`, "POST", { query: "cosima's boss", debug: true })).json()) as Body).rerank).toBeNull();
     await add(url, "Cosima Jaramillo is Freya Jaramillo's sister.");
@@ -362,7 +363,7 @@ describe("reranking", () => {
   });
 
   it("keeps the fused order when the model fails during the rerank", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Cosima Jaramillo works as a glazier.");
     await add(url, "Cosima Jaramillo reports to Ulla Pereira.");
     const query = "who is cosima's boss";
@@ -380,6 +381,7 @@ describe("reranking", () => {
 
 describe("helpers", () => {
   it("stems as the index does, leaving no probe row behind", async () => {
+    await created("http://memory.test/memories/stems");
     const stub = env.MEMORY.get(env.MEMORY.idFromName("stems"));
     await runInDurableObject(stub, (memory: MemoryObject) => {
       expect(memory.tokens("The owner's sisters are running")).toEqual(["the", "owner", "s", "sister", "ar", "run"]);
@@ -406,7 +408,7 @@ describe("the memory budget", () => {
   const json = async (r: Response) => (await r.json()) as Record<string, any>;
 
   it("counts the bytes of vectors and words as their arrays hold them, and says so in /stats", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Mara's manager is Ines.");
     await add(url, "Ines drinks tea.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
@@ -426,7 +428,7 @@ describe("the memory budget", () => {
   });
 
   it("refuses the write that would pass it with 507, keeps what was stored, and starts without its vectors past it", async () => {
-    const url = base();
+    const url = await base();
     const first = await add(url, "Mara's manager is Ines.");
     await add(url, "Ines drinks tea.");
     let budget = 0;

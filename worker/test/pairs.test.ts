@@ -3,6 +3,7 @@ import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
 import { TYPES } from "../src/vectors";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
@@ -27,7 +28,7 @@ function assertExact(memory: MemoryObject): number {
 describe("the pairs table", () => {
   it("stays exact through adds, edits, deletes, undo and reindex", async () => {
     const name = `pairs-${Math.random().toString(36).slice(2)}`;
-    const url = `http://memory.test/memories/${name}`;
+    const url = await created(`http://memory.test/memories/${name}`);
     const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
     const added = (await (await call(`${url}/facts/batch`, "POST", {
       facts: Array.from({ length: 80 }, () => ({ text: text(), type: TYPES[Math.floor(rand() * 3)] })),
@@ -60,7 +61,7 @@ describe("the pairs table", () => {
 
   it("fills in the pairs of facts stored before the table, slice by slice", async () => {
     const name = `fill-${Math.random().toString(36).slice(2)}`;
-    const url = `http://memory.test/memories/${name}`;
+    const url = await created(`http://memory.test/memories/${name}`);
     const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
     await call(`${url}/facts/batch`, "POST", { facts: Array.from({ length: 60 }, () => ({ text: text() })) });
     await runInDurableObject(stub, async (memory: MemoryObject) => {
@@ -75,7 +76,7 @@ describe("the pairs table", () => {
 
   it("answers 503 building, saying how far, while the fill has not caught up: no all-pairs loop meanwhile", async () => {
     const name = `building-${Math.random().toString(36).slice(2)}`;
-    const url = `http://memory.test/memories/${name}`;
+    const url = await created(`http://memory.test/memories/${name}`);
     const stub = env.MEMORY.get(env.MEMORY.idFromName(name));
     const added = (await (await call(`${url}/facts/batch`, "POST", { facts: Array.from({ length: 30 }, () => ({ text: text() })) })).json()) as
       { results: { id: number; created: boolean }[] };

@@ -4,6 +4,7 @@ import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
 import { varint } from "../src/reading";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };
@@ -27,7 +28,7 @@ async function rowsRead(memory: MemoryObject, work: () => unknown): Promise<numb
 describe("a recall's rows", () => {
   it("counts the memory's facts from FTS5's own record, as count(*) would", async () => {
     const name = `rows-${Math.random().toString(36).slice(2)}`;
-    const url = `http://memory.test/memories/${name}`;
+    const url = await created(`http://memory.test/memories/${name}`);
     for (let i = 0; i < 600; i += 100) {
       const facts = Array.from({ length: 100 }, (_, k) => ({ text: `Fact number ${i + k} is about item${i + k}.`, force: true }));
       expect((await call(`${url}/facts/batch`, "POST", { facts })).status).toBe(200);
