@@ -142,8 +142,3 @@ class History:
                 [*args, limit + 1]).fetchall()
         entries = [Entry.of(r) for r in rows[:limit]]
         return entries, str(entries[-1].id) if len(rows) > limit else None
-
-    def forget(self, fact_id: int) -> int:
-        """Every entry of one fact, gone: a secret stored by mistake leaves no copy here."""
-        with self.state.writing():
-            return self.state.db.execute("DELETE FROM history WHERE fact_id = ?", (fact_id,)).rowcount

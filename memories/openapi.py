@@ -82,8 +82,12 @@ RECALL_ENTRY = obj({
     "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "client": {"type": "string"},
     "query": {"type": "string"}, "type": {"type": ["string", "null"]}, "mode": {"type": "string"},
     "limit": {"type": "integer"}, "settings": {"type": "object"},
-    "results": {"type": "array", "items": obj({"id": {"type": "integer"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
-                                               "score": {"type": "number"}})},
+    "results": {"type": "array", "items": obj({
+        "id": {"type": "integer"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]}, "score": {"type": "number"},
+        "text": {"type": "string", "description": "the fact's text as the client was given it (absent in rows logged "
+                 "before it was kept, and once the fact is forgotten for good)"},
+        "forgotten": {"type": "boolean", "description": "the fact was forgotten for good: its text is gone from the log"},
+    }, required=["id", "via", "score"])},
     "model": {"type": ["string", "null"]}, "ms": {"type": "number"},
 })
 FUSION = obj(

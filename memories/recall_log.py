@@ -55,7 +55,9 @@ class RecallLog:
         """Log one recall as `Searcher.recall` answered it; never raises."""
         if self.keep <= 0:
             return
-        results = [{"id": r["fact"]["id"], "via": r["via"], "score": r["score"]} for r in answer["results"]]
+        # The text as given: what the agent got stays readable after an edit or a delete.
+        results = [{"id": r["fact"]["id"], "via": r["via"], "score": r["score"], "text": r["fact"]["text"]}
+                   for r in answer["results"]]
         row = (now(), client, query, type, answer["mode"], limit, json.dumps(settings),
                json.dumps(results), self.state.model, ms)
         db = self.state.db
@@ -101,6 +103,18 @@ class RecallLog:
                               [*page_args, limit + 1]).fetchall()
         recalls = [RecallEntry.of(r) for r in rows[:limit]]
         return recalls, str(recalls[-1].id) if len(rows) > limit else None, total
+
+    def forget(self, fact_id: int) -> int:
+        """A fact forgotten for good leaves no text in the log: each row that returned it keeps the
+        id, marked forgotten (inside the caller's write). The rows that hold it, found by json_each."""
+        db = self.state.db
+        rows = db.execute("SELECT id, results FROM recalls WHERE EXISTS (SELECT 1 FROM json_each(recalls.results)"
+                          " WHERE json_extract(value, '$.id') = ?)", (fact_id,)).fetchall()
+        for entry, results in rows:
+            kept = [{k: v for k, v in r.items() if k != "text"} | {"forgotten": True} if r["id"] == fact_id else r
+                    for r in json.loads(results)]
+            db.execute("UPDATE recalls SET results = ? WHERE id = ?", (json.dumps(kept), entry))
+        return len(rows)
 
     def clear(self) -> int:
         with self.state.lock, transaction(self.state.db):

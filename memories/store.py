@@ -26,6 +26,7 @@ from pathlib import Path
 from .background import Background
 from .embeddings import Embedder
 from .facts import AddResult, Fact
+from .forgetting import forget
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .history import Entry, History
 from .reading import Reader
@@ -170,7 +171,8 @@ class Memory:
         return self.history.entry(entry_id)
 
     def forget(self, fact_id: int) -> int:
-        return self.history.forget(fact_id)
+        """Forget for good (forgetting.py): the history entries removed."""
+        return forget(self.state, self.recall_log, fact_id)
 
     def recalls(self, limit: int = 50, cursor: str | None = None, client: str | None = None, q: str | None = None,
                 empty: bool = False, fact_id: int | None = None) -> tuple[list[RecallEntry], str | None, int]:

@@ -147,3 +147,23 @@ def test_the_facts_list_marks_the_facts_no_logged_recall_returned(owner_client, 
     flagged = {int(tr["data-fact-id"]) for tr in marked.select("table.facts tbody tr") if tr.select_one(".flag-never")}
     assert never in flagged and got not in flagged
     assert "logged recall" in marked.select_one("#recall-marks").text
+
+
+def test_the_recalls_page_shows_the_text_the_agent_was_given_after_an_edit_and_a_delete(owner_client, live_memory):
+    tag = uuid.uuid4().hex[:6]
+    with live_memory.client() as api:
+        edited = api.post("/facts", json={"text": f"The owner's dentist is Dr. Alvarez ({tag})."}).json()["id"]
+        gone = api.post("/facts", json={"text": f"The dentist's surgery is on Rua Augusta ({tag})."}).json()["id"]
+        agent(api)("POST", "/recall", json={"query": f"who is the dentist {tag}", "limit": 5})
+        api.patch(f"/facts/{edited}", json={"text": f"The owner's dentist is Dr. Chen ({tag})."})
+        api.delete(f"/facts/{gone}")
+        [logged] = api.get("/recalls", params={"q": tag}).json()["recalls"]
+    assert {r["id"]: r["text"] for r in logged["results"]}[edited] == f"The owner's dentist is Dr. Alvarez ({tag})."
+    [row] = page(owner_client.get(reverse("recalls"), {"q": tag})).select("table.recalls tbody tr")
+    given = [g.text for g in row.select(".given")]
+    assert f"The owner's dentist is Dr. Alvarez ({tag})." in given  # what it got, not today's text
+    assert f"now: The owner's dentist is Dr. Chen ({tag})." in row.text
+    assert f"The dentist's surgery is on Rua Augusta ({tag})." in given and row.select_one(f'a[href="{reverse("trash")}"]')
+    band = page(owner_client.get(row.select_one("td.actions a")["href"])).select_one("#then-now")
+    deleted = band.select_one(f'tr[data-fact-id="{gone}"]')
+    assert "Rua Augusta" in deleted.text and deleted.select_one(f'a[href="{reverse("trash")}"]')

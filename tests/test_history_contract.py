@@ -102,7 +102,8 @@ def test_recalls_are_logged_with_what_the_client_got(api):
     [logged] = found["recalls"]
     assert logged["client"] == "agent-x" and logged["query"] == query and logged["limit"] == 5
     assert logged["mode"] == answer["mode"] and logged["ms"] > 0 and logged["settings"]["rerank"] >= 0
-    assert logged["results"] == [{"id": h["fact"]["id"], "via": h["via"], "score": h["score"]} for h in answer["results"]]
+    assert logged["results"] == [{"id": h["fact"]["id"], "via": h["via"], "score": h["score"], "text": h["fact"]["text"]}
+                                 for h in answer["results"]]  # the text as the client was given it
     assert fact["id"] in [r["id"] for r in logged["results"]]
     assert api.get(f"/recalls/{logged['id']}").json() == logged
     assert api.get("/recalls", params={"fact_id": fact["id"]}).json()["total"] >= 1
@@ -327,3 +328,26 @@ def test_stats_say_what_the_history_keeps(api):
     history = api.get("/stats").json()["history"]
     assert history["keep"] >= 1 and history["deletes_days"] == 30 and history["deletes_kept"] == 1000
     assert 0 <= history["deletes"] <= history["entries"]
+
+
+def test_forgetting_a_fact_for_good_removes_its_words_and_its_text_in_the_recall_log(api, service):
+    word, tag = f"quokkastaple{uuid.uuid4().hex[:6]}", uuid.uuid4().hex[:6]
+    secret = api.post("/facts", json={"text": f"The bank PIN is {word} {tag}."}).json()["fact"]
+    other = api.post("/facts", json={"text": f"The bank is on Rua Nova {tag}."}).json()["fact"]
+    api.post("/recall", json={"query": f"bank PIN {tag}", "limit": 5})
+    api.delete(f"/facts/{secret['id']}")
+    assert api.delete("/history", params={"fact_id": secret["id"]}).json()["deleted"] == 2
+    [logged] = api.get("/recalls", params={"q": f"bank PIN {tag}"}).json()["recalls"]
+    row = next(r for r in logged["results"] if r["id"] == secret["id"])
+    assert row.get("forgotten") is True and "text" not in row
+    assert next(r for r in logged["results"] if r["id"] == other["id"])["text"] == other["text"]
+    if getattr(service, "backend", "python") == "python":  # the file itself (the Worker's tables: worker/test/history.test.ts)
+        import sqlite3
+
+        with sqlite3.connect(service.db) as db:
+            words = {w for (w,) in db.execute("SELECT word FROM words")}
+            logged_rows = " ".join(r for (r,) in db.execute("SELECT results FROM recalls"))
+        assert word not in words and "rua" in words  # another fact's words stay
+        assert word not in logged_rows
+    # The word matches nothing any more, and recall does not offer it.
+    assert api.get("/facts", params={"q": word}).json()["total"] == 0

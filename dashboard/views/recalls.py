@@ -32,12 +32,15 @@ class Got:
     score: float
     fact: Fact | None  # as it is now; None when deleted since
     edited: bool  # changed since the recall
+    given: str | None  # the text the agent was given (None: logged before the log kept it, or forgotten)
+    forgotten: bool  # forgotten for good since: the log keeps only its id
 
 
 def got(recall: LoggedRecall, now: dict[int, Fact], limit: int | None = None) -> list[Got]:
     results = recall.results[:limit] if limit else recall.results
     return [Got(rank, r["id"], r["via"], r["score"], now.get(r["id"]),
-                r["id"] in now and now[r["id"]].updated_at > recall.at) for rank, r in enumerate(results, start=1)]
+                r["id"] in now and now[r["id"]].updated_at > recall.at, r.get("text"), bool(r.get("forgotten")))
+            for rank, r in enumerate(results, start=1)]
 
 
 def debug_url(recall: LoggedRecall) -> str:
@@ -104,6 +107,7 @@ class Change:
     now: int | None  # its rank in what the memory answers today
     fact: Fact | None
     status: str  # kept, moved, edited, deleted, dropped, new
+    given: str | None = None  # the text the agent was given, when the log kept it
 
 
 def then_and_now(client: MemoryClient, recall: LoggedRecall, now: Recall) -> list[Change]:
@@ -121,7 +125,7 @@ def then_and_now(client: MemoryClient, recall: LoggedRecall, now: Recall) -> lis
             status = "dropped"
         else:
             status = "kept" if rank_now == g.rank else "moved"
-        changes.append(Change(g.id, g.rank, rank_now, g.fact, status))
+        changes.append(Change(g.id, g.rank, rank_now, g.fact, status, g.given))
     then_ids = {r["id"] for r in recall.results}
     changes += [Change(h.fact.id, None, i, h.fact, "new") for i, h in enumerate(now.results, start=1)
                 if h.fact.id not in then_ids]

@@ -11,6 +11,11 @@ import { Part, type State } from "./state";
 export const OPS = ["add", "edit", "delete", "restore", "settings"] as const;
 export type Op = (typeof OPS)[number];
 export const DEFAULT_KEEP = 10_000;
+// The trash is the history's deletes: other writes never push them out. A delete stays undoable
+// for DELETES_DAYS and while it is among the last DELETES_KEPT, whichever is longer (history.py).
+export const DELETES_DAYS = 30;
+export const DELETES_KEPT = 1_000;
+const PRUNE_DELETES_EVERY = 100;
 const MAX_CLIENT = 64;
 export const MAX_NOTE = 200;  // characters of a write's `note`
 const PRINTABLE_ASCII = /^[ -~]*$/;
@@ -73,8 +78,23 @@ export class History extends Part {
       && !this.sql.exec("UPDATE history SET undone_by = ? WHERE id = ? AND undone_by IS NULL RETURNING id", entry, undoes).toArray().length) {
       throw new HttpError(409, "already_undone", `history entry ${undoes} was undone already`);
     }
-    this.sql.exec("DELETE FROM history WHERE id <= ?", entry - this.keep);
+    // Past `keep`: every entry but the deletes (found by history_op without passing the deletes kept),
+    // and every PRUNE_DELETES_EVERY entries the deletes past both their time and the newest DELETES_KEPT.
+    this.sql.exec(`DELETE FROM history WHERE op IN (${OPS.filter((o) => o !== "delete").map((o) => `'${o}'`).join(", ")}) AND id <= ?`,
+      entry - this.keep);
+    if (entry % PRUNE_DELETES_EVERY === 0) {
+      const month = stamp(new Date(Date.now() - DELETES_DAYS * 86_400_000));
+      this.sql.exec("DELETE FROM history WHERE op = 'delete' AND id <= ? AND at < ? AND id < ("
+        + "SELECT id FROM history WHERE op = 'delete' ORDER BY id DESC LIMIT 1 OFFSET ?)", entry - this.keep, month, DELETES_KEPT - 1);
+    }
     return entry;
+  }
+
+  /** How much the history holds and keeps, for /stats (history.py `status`). */
+  status() {
+    const r = this.sql.exec<{ entries: number; deletes: number }>(
+      "SELECT count(*) AS entries, count(*) FILTER (WHERE op = 'delete' AND undone_by IS NULL) AS deletes FROM history").one();
+    return { entries: r.entries, keep: this.keep, deletes: r.deletes, deletes_days: DELETES_DAYS, deletes_kept: DELETES_KEPT };
   }
 
   entry(id: number): Entry {
@@ -109,11 +129,5 @@ export class History extends Part {
       ...args, limit + 1).toArray();
     const entries = rows.slice(0, limit).map(asEntry);
     return { entries, next_cursor: rows.length > limit ? String(entries[entries.length - 1].id) : null };
-  }
-
-  /** Every entry of one fact, gone: a secret stored by mistake leaves no copy here. */
-  forget(factId: number): number {
-    return this.ctx.storage.transactionSync(() =>
-      this.sql.exec("DELETE FROM history WHERE fact_id = ? RETURNING id", factId).toArray().length);
   }
 }

@@ -7,7 +7,9 @@
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
 import { Background } from "./background";
-import { MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars } from "./facts";
+import { directory, noMemory } from "./directory";
+import { MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
+import { forget } from "./forgetting";
 import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, wellFormed } from "./http";
 import { Reader } from "./reading";
@@ -18,7 +20,7 @@ import { Searcher } from "./searching";
 import { settingsAnswer } from "./settings";
 import { State, envCount } from "./state";
 import { textKey } from "./text";
-import { Writer } from "./writing";
+import { Writer, strictBool } from "./writing";
 
 export class MemoryObject extends DurableObject<Env> {
   private state: State;
@@ -29,6 +31,8 @@ export class MemoryObject extends DurableObject<Env> {
   private background: Background;
   readonly history: History;  // (worker/test/ sets their `keep`)
   readonly recallLog: RecallLog;
+  private exists = false;  // see `existed`: until then every request but /openapi.json is a 404
+  private listed = false;  // the directory has this memory's name (directory.ts)
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -42,20 +46,52 @@ export class MemoryObject extends DurableObject<Env> {
     this.searcher = new Searcher(this.state, this.reader, this.background);
     this.review = new Review(this.state, this.reader);
     ctx.blockConcurrencyWhile(async () => {
-      migrate(this.state.sql, ctx.storage);
-      this.foldKeys();
-      const settings = this.state.meta("settings");
-      this.state.useSettings(settings ? JSON.parse(settings as string) : null);
-      this.state.load();  // nothing past the budget: such a memory starts without its vectors
-      this.background.startPairs();
-      await this.background.fillPairs();
-      // Not awaited: a big memory's words take longer to embed than the gate may stay shut.
-      void this.background.vocabulary();
+      // A name that is no memory gets a 404 and nothing is written: its object stays without storage.
+      if (existed(this.state.sql)) await this.open();
     });
   }
 
-  async alarm(): Promise<void> {
+  private async open(): Promise<void> {
+    migrate(this.state.sql, this.ctx.storage);
+    // The mark of an explicit create, also written for a memory made before creates were (it held
+    // facts or history): it stays a memory when all it held is gone.
+    if (this.state.meta("created") === null) this.state.setMeta("created", stamp(new Date()));
+    this.exists = true;
+    this.listed = this.state.meta("listed") !== null;
+    this.foldKeys();
+    const settings = this.state.meta("settings");
+    this.state.useSettings(settings ? JSON.parse(settings as string) : null);
+    this.state.load();  // nothing past the budget: such a memory starts without its vectors
+    this.background.startPairs();
     await this.background.fillPairs();
+    // Not awaited: a big memory's words take longer to embed than the gate may stay shut.
+    void this.background.vocabulary();
+  }
+
+  /** PUT /memories/NAME (index.ts): makes this object a memory; true when it was not one before. */
+  async create(): Promise<boolean> {
+    const created = !this.exists;
+    // No await before the gate shuts: a second create waits behind it and finds the memory made.
+    if (created) await this.ctx.blockConcurrencyWhile(() => this.open());
+    await this.list();
+    return created;
+  }
+
+  /** Tells the directory this memory's name, once; a failure is tried again on the next request. */
+  private async list(): Promise<void> {
+    const name = this.ctx.id.name;
+    if (this.listed || name === undefined) return;  // (an object reached by a bare id has no name to list)
+    try {
+      await directory(this.env).add(name);
+      this.state.setMeta("listed", name);
+      this.listed = true;
+    } catch (e) {
+      console.error(`memory ${name}: the directory could not list it`, e);
+    }
+  }
+
+  async alarm(): Promise<void> {
+    if (this.exists) await this.background.fillPairs();
   }
 
   /** Exact-dedup keys written before they were case-folded as Python does (lower case then:
@@ -84,6 +120,11 @@ export class MemoryObject extends DurableObject<Env> {
   tokens(text: string): string[] { return this.reader.tokens(text); }
 
   async fetch(request: Request): Promise<Response> {
+    if (!this.exists) {
+      if (new URL(request.url).pathname === "/openapi.json") return Response.json(openapi);  // the contract, not the memory
+      return errorResponse(noMemory(this.ctx.id.name ?? "", await directory(this.env).names()));
+    }
+    await this.list();  // a memory made before the directory: listed on first sight
     this.recallLog.flush();  // the recalls answered before this request are in the log for it
     try {
       return await this.route(request);
@@ -129,7 +170,7 @@ export class MemoryObject extends DurableObject<Env> {
           p.get("type") || null, intParam(p.get("limit"), "limit", 1000, 1, 10_000)),
       },
       "/duplicates/nearest": { GET: () => ({ nearest: review.nearest(p.get("type") || null), floor: state.floor }) },
-      "/stats": { GET: () => state.stats() },
+      "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
       "/reindex": { POST: () => writer.reindex() },
       "/history": {
         GET: () => {
@@ -138,7 +179,7 @@ export class MemoryObject extends DurableObject<Env> {
         },
         DELETE: () => {
           if (p.get("fact_id") === null) throw invalid("fact_id is required: the fact whose entries to forget");
-          return { deleted: history.forget(factId()!) };
+          return { deleted: forget(state, recallLog, factId()!) };
         },
       },
       "/recalls": {
@@ -174,7 +215,12 @@ export class MemoryObject extends DurableObject<Env> {
         return Number(n);
       };
       routes[path] = entry[3] ? { GET: () => recallLog.entry(id()) }
-        : entry[2] ? { POST: () => writer.undo(id(), client()) }
+        : entry[2] ? {
+          POST: async () => {  // a body is optional: {"force": true} undoes over a later write
+            const body = (await request.clone().arrayBuffer()).byteLength ? await readJson(request) : {};
+            return writer.undo(id(), client(), strictBool(body.force, "force"));
+          },
+        }
         : { GET: () => history.entry(id()) };
     }
     const handlers = routes[path];
@@ -221,4 +267,19 @@ function queryBool(value: string | null, name: string): boolean {
   if (value === null || value === "" || value === "false" || value === "0") return false;
   if (value === "true" || value === "1") return true;
   throw invalid(`${name} must be true or false`);
+}
+
+/** Whether this object is a memory: created (meta `created`), or made before creates were and
+ * holding a fact or a history entry. Reads only (a row, for a memory): a name that is none leaves
+ * no storage behind. */
+function existed(sql: SqlStorage): boolean {
+  const any = (query: string) => {
+    try {
+      return sql.exec(query).toArray().length > 0;
+    } catch (e) {
+      if (/no such table/.test(String(e))) return false;  // an object that is none, or of an older schema
+      throw e;
+    }
+  };
+  return any("SELECT 1 FROM meta WHERE key = 'created'") || any("SELECT 1 FROM facts LIMIT 1") || any("SELECT 1 FROM history LIMIT 1");
 }

@@ -24,14 +24,14 @@ export interface RecallEntry {
   mode: string;
   limit: number;
   settings: Fusion;
-  results: { id: number; via: string; score: number }[];
+  results: { id: number; via: string; score: number; text?: string; forgotten?: boolean }[];
   model: string | null;
   ms: number;
 }
 
 /** What a recall answered, as much of it as the log keeps. */
 export interface Answer {
-  results: { fact: { id: number }; via: string; score: number }[];
+  results: { fact: { id: number; text: string }; via: string; score: number }[];
   mode: string;
 }
 
@@ -54,7 +54,8 @@ export class RecallLog extends Part {
    * never reads. A recall logged is there for any request that follows it. */
   add(client: string, query: string, type: string | null, limit: number, settings: Fusion, answer: Answer, ms: number): void {
     if (this.keep <= 0) return;
-    const results = answer.results.map((r) => ({ id: r.fact.id, via: r.via, score: r.score }));
+    // The text as given: what the agent got stays readable after an edit or a delete.
+    const results = answer.results.map((r) => ({ id: r.fact.id, via: r.via, score: r.score, text: r.fact.text }));
     this.pending.push([stamp(new Date()), client, query, type, answer.mode, limit, JSON.stringify(settings),
       JSON.stringify(results), this.embedder.model, ms]);
     if (this.pending.length === 1) this.ctx.waitUntil(new Promise((done) => setTimeout(done, 0)).then(() => this.flush()));
@@ -109,6 +110,23 @@ export class RecallLog extends Part {
     const rows = this.sql.exec(`SELECT ${COLUMNS} FROM recalls WHERE ${page} ORDER BY id DESC LIMIT ?`, ...pageArgs, limit + 1).toArray();
     const recalls = rows.slice(0, limit).map(asEntry);
     return { recalls, next_cursor: rows.length > limit ? String(recalls[recalls.length - 1].id) : null, total };
+  }
+
+  /** A fact forgotten for good leaves no text in the log: each row that returned it keeps the id,
+   * marked forgotten (inside the caller's transaction; recall_log.py `forget`). The recalls answered
+   * before this request were written at its start (memory.ts). */
+  forget(factId: number): number {
+    const rows = this.sql.exec("SELECT id, results FROM recalls WHERE EXISTS (SELECT 1 FROM json_each(recalls.results)"
+      + " WHERE json_extract(value, '$.id') = ?)", factId).toArray();
+    for (const row of rows) {
+      const kept = (JSON.parse(row.results as string) as RecallEntry["results"]).map((r) => {
+        if (r.id !== factId) return r;
+        const { text: _, ...rest } = r;
+        return { ...rest, forgotten: true };
+      });
+      this.sql.exec("UPDATE recalls SET results = ? WHERE id = ?", JSON.stringify(kept), row.id);
+    }
+    return rows.length;
   }
 
   clear(): number {

@@ -95,6 +95,9 @@ export const MIGRATIONS: string[] = [
      codes BLOB NOT NULL,  -- the rows' codes, bits a dimension
      PRIMARY KEY (kind, block)
    ) WITHOUT ROWID;`,
+  // 7: the trash (the history's deletes) is pruned apart from the other entries (history.ts
+  // `record`), which finds the newest deletes by this index.
+  `CREATE INDEX history_op ON history (op, id);`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -28,6 +28,23 @@ type Pending = { id: number; type: FactType; vector: Float32Array };
 
 const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as state.py writes it
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+export const RESTORED = "from a backup: stored as it was, without the duplicate check";
+
+/** How `addMany` stores (its defaults: an add, deduplicated). */
+type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; check?: () => void };
+
+/** A boolean of a JSON body, false when absent, else a 422 (service.py: null is no boolean either). */
+export function strictBool(value: unknown, name: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw invalid(`${name} must be true or false`);
+  return value;
+}
+
+/** Equal as Python compares two dicts decoded from JSON: the same keys and values, in any order. */
+function sameJson(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => k in b && JSON.stringify(a[k]) === JSON.stringify(b[k]));
+}
 
 export class Writer extends Part {
   constructor(state: State, private reader: Reader, private background: Background, private history: History) {
@@ -109,12 +126,16 @@ export class Writer extends Part {
       throw invalid("facts must be a list of objects");
     }
     if (facts.length > MAX_BATCH) throw tooLarge(`a batch holds at most ${MAX_BATCH} facts`);
-    return { results: (await this.addMany(facts, client)).map((r) => r.body) };
+    const restore = strictBool(data.restore, "restore");  // each as given: a backup into an empty memory
+    return { results: (await this.addMany(facts, client, restore ? { note: RESTORED, restore } : {})).map((r) => r.body) };
   }
 
   /** Store facts with dedup on write: each fact all or nothing, the batch one transaction; each
-   * stored fact is one history entry (`op` add, or restore for an undone delete). */
-  private async addMany(items: Record<string, unknown>[], client = "", op: Op = "add", note = "", undoes: number | null = null) {
+   * stored fact is one history entry (`op` add, or restore for an undone delete). `restore`: no
+   * dedup at all (what was there, force-stored near duplicates and all); an id in use is still a
+   * 409. `check`: what must still hold, run again inside the transaction (an undo's). */
+  private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}) {
+    const { op = "add", note = "", undoes = null, restore = false, check } = how;
     const clean = items.map((i) => ({
       text: cleanText(i.text),
       type: cleanType(i.type ?? "fact"),
@@ -132,10 +153,11 @@ export class Writer extends Part {
     const pending: Pending[] = [];
     const stored: string[] = [];
     return this.state.transact(() => {
+      check?.();
       const out = clean.map((c, i) => {
         // One list of neighbours serves the dedup check and the pairs.
         const near = this.near(vectors[i], c.type, pending);
-        const found = this.findDuplicate(c.text, c.type, near);
+        const found = restore ? null : this.findDuplicate(c.text, c.type, near);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
           const fact = this.reader.get(dup[0]);
@@ -170,7 +192,10 @@ export class Writer extends Part {
     });
   }
 
-  async edit(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null): Promise<Fact> {
+  /** `check`: what must still hold, run again after the await (an undo's): nothing is awaited
+   * between it and the transaction. */
+  async edit(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null,
+    check?: () => void): Promise<Fact> {
     const old = this.reader.get(id);
     const text = "text" in data ? cleanText(data.text) : null;
     const type = "type" in data ? cleanType(data.type) : null;
@@ -179,6 +204,7 @@ export class Writer extends Part {
     // await: without one the fact is still as read, so a text that must be embedded always is.
     const [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
     const current = this.reader.get(id);  // after the await: it may have changed or gone
+    check?.();
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
     const reembed = next.text !== current.text;
     // A new text or type is vector work (its duplicate check and pairs); a new text may bring new words.
@@ -236,29 +262,61 @@ export class Writer extends Part {
   }
 
   /** Undo one history entry as the contract says (POST /history/{id}/undo): the entry that
-   * records the undo (or the entry itself when nothing needed storing), the fact, and whether
-   * anything was stored or changed (writing.py `undo`). */
-  async undo(entryId: number, client = ""): Promise<{ entry: Entry; fact: Fact | null; restored: boolean }> {
+   * records the undo, the fact, and true (writing.py `undo`). One that would overwrite what was
+   * written since the entry is a 409 changed_since unless `force`. */
+  async undo(entryId: number, client = "", force = false): Promise<{ entry: Entry; fact: Fact | null; restored: boolean }> {
+    // Checked now and again after the embedding's await, right before the write: a write that
+    // lands meanwhile is seen, as under writing.py's lock.
+    const check = () => {
+      const now = this.history.entry(entryId);
+      if (now.undone_by !== null) {
+        throw new HttpError(409, "already_undone", `history entry ${entryId} was undone already, by entry ${now.undone_by}`);
+      }
+      if (!force) this.unchangedSince(now);
+    };
     const entry = this.history.entry(entryId);
-    if (entry.undone_by !== null) {
-      throw new HttpError(409, "already_undone", `history entry ${entryId} was undone already, by entry ${entry.undone_by}`);
-    }
+    check();
     const note = `undo of #${entryId}`;
     const before = entry.before!;
     let fact: Fact | null = null;
     if (entry.op === "delete") {
-      // Under its id and times, with its FTS entry, vector and pairs, as any add.
-      const [r] = await this.addMany([before], client, "restore", note, entryId);
-      if (!r.body.created) return { entry, fact: r.body.fact, restored: false };  // the same fact is stored again meanwhile
+      // What was there, under its id and times, with its FTS entry, vector and pairs: no dedup.
+      const [r] = await this.addMany([before], client, { op: "restore", note, undoes: entryId, restore: true, check });
       fact = r.body.fact;
     } else if (entry.op === "edit") {
-      fact = await this.edit(entry.fact_id!, { text: before.text, type: before.type, source: before.source }, client, note, entryId);
+      fact = await this.edit(entry.fact_id!, { text: before.text, type: before.type, source: before.source }, client, note, entryId, check);
     } else if (entry.op === "add" || entry.op === "restore") {
       fact = this.delete(entry.fact_id!, client, note, entryId).fact;
     } else {
       this.setSettings(before, client, note, entryId);
     }
     return { entry: this.history.entry(this.history.entry(entryId).undone_by!), fact, restored: true };
+  }
+
+  /** 409 changed_since when the fact (or the settings) no longer holds what `entry` left: the undo
+   * would silently overwrite a later write (writing.py `_unchanged_since`). A delete's undo
+   * overwrites nothing (its id in use is id_taken). */
+  private unchangedSince(entry: Entry): void {
+    if (entry.op === "delete") return;
+    let now: Record<string, unknown>;
+    let left: Record<string, unknown>;
+    let newer: number | null;
+    if (entry.op === "settings") {
+      now = this.state.settings() as Record<string, unknown>;
+      left = entry.after!;
+      newer = this.sql.exec<{ m: number | null }>("SELECT max(id) AS m FROM history WHERE op = 'settings' AND id > ?", entry.id).one().m;
+    } else {
+      const fact = this.reader.get(entry.fact_id!);  // gone since: 404, as before
+      now = { text: fact.text, type: fact.type, source: fact.source };
+      left = { text: entry.after!.text, type: entry.after!.type, source: entry.after!.source };
+      newer = this.sql.exec<{ m: number | null }>("SELECT max(id) AS m FROM history WHERE fact_id = ? AND id > ?", entry.fact_id, entry.id).one().m;
+    }
+    if (!sameJson(now, left)) {
+      const what = entry.op === "settings" ? "the settings" : `fact ${entry.fact_id}`;
+      const by = newer ? ` by history entry ${newer}` : "";
+      throw new HttpError(409, "changed_since", `${what} changed since history entry ${entry.id}${by}: undoing it would overwrite that; `
+        + "send force true to undo it anyway", { entry: newer ?? null, current: now });
+    }
   }
 
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped

@@ -4,6 +4,7 @@ import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import openapi from "../../docs/openapi.json";
 import type { MemoryObject } from "../src/memory";
+import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 
@@ -14,7 +15,7 @@ type Logged = { id: number; client: string; query: string; type: string | null; 
   settings: Record<string, unknown>; results: { id: number; via: string; score: number }[]; model: string; ms: number };
 
 let n = 0;
-const base = () => `http://memory.test/memories/v3-${++n}-${Math.random().toString(36).slice(2)}`;
+const base = () => created(`http://memory.test/memories/v3-${++n}-${Math.random().toString(36).slice(2)}`);
 const call = (url: string, method = "GET", body?: unknown, client?: string) => SELF.fetch(url, {
   method,
   headers: { "x-memory-secret": "test-secret", "content-type": "application/json", ...(client === undefined ? {} : { "x-memory-client": client }) },
@@ -28,7 +29,7 @@ const errorOf = async (r: Response) => ({ status: r.status, ...((await r.json())
 
 describe("the history", () => {
   it("records every write with its client, before and after", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Priya is the owner's sister.", "claude-code 1.2");
     const edited = await json<Fact>(call(`${url}/facts/${fact.id}`, "PATCH", { text: "Priya is the owner's older sister." }, "dashboard"));
     expect((await call(`${url}/facts/${fact.id}`, "DELETE", undefined, "claude-code 1.2")).status).toBe(200);
@@ -45,7 +46,7 @@ describe("the history", () => {
   });
 
   it("records one add a stored fact of a batch, none for a duplicate", async () => {
-    const url = base();
+    const url = await base();
     const body = await json<{ results: { id: number; created: boolean }[] }>(call(`${url}/facts/batch`, "POST", {
       facts: [{ text: "Batch fact about tea." }, { text: "batch fact about TEA." }, { text: "Another fact entirely." }],
     }));
@@ -54,7 +55,7 @@ describe("the history", () => {
   });
 
   it("is written in the write's transaction: a write that fails leaves no entry", async () => {
-    const url = base();
+    const url = await base();
     const first = await add(url, "The first fact.");
     const r = await call(`${url}/facts/batch`, "POST", { facts: [{ text: "A brand new fact." }, { text: "Another one.", id: first.id }] });
     expect(r.status).toBe(409);
@@ -77,7 +78,7 @@ describe("the history", () => {
   });
 
   it("keeps the newest `keep` entries, dropped by id in the write that adds one", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Fact one.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => { memory.history.keep = 3; });
     const facts = [];
@@ -85,8 +86,21 @@ describe("the history", () => {
     expect((await historyOf(url)).map((e) => e.fact_id)).toEqual(facts.slice(1).map((f) => f.id).reverse());
   });
 
+  it("never pushes a delete out of the trash for other writes, and says what it keeps in /stats", async () => {
+    const url = await base();
+    const doomed = [await add(url, "Doomed fact about the attic."), await add(url, "Doomed fact about the cellar.")];
+    for (const f of doomed) await call(`${url}/facts/${f.id}`, "DELETE");
+    await runInDurableObject(stub(url), (memory: MemoryObject) => { memory.history.keep = 3; });
+    for (const text of ["Jar one is on the shelf.", "Box two holds screws.", "The lamp is blue.", "The rug is red."]) await add(url, text);
+    const entries = await historyOf(url);
+    expect(entries.filter((e) => e.op === "delete").map((e) => e.fact_id).sort()).toEqual(doomed.map((f) => f.id).sort());
+    expect(entries.filter((e) => e.op !== "delete")).toHaveLength(3);
+    const stats = await json<{ history: Record<string, number> }>(call(`${url}/stats`));
+    expect(stats.history).toEqual({ entries: 5, keep: 3, deletes: 2, deletes_days: 30, deletes_kept: 1000 });
+  });
+
   it("pages newest first by id, and filters by op, client and fact", async () => {
-    const url = base();
+    const url = await base();
     const facts = [];
     for (let i = 0; i < 5; i++) facts.push(await add(url, `Paging fact number ${["one", "two", "three", "four", "five"][i]}.`, i % 2 ? "odd" : "even"));
     await call(`${url}/facts/${facts[0].id}`, "DELETE");
@@ -107,7 +121,7 @@ describe("the history", () => {
   });
 
   it("forgets every entry of a fact, and must be told which", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "The wifi password is hunter2.");
     await call(`${url}/facts/${fact.id}`, "DELETE");
     expect(await json(call(`${url}/history?fact_id=${fact.id}`, "DELETE"))).toEqual({ deleted: 2 });
@@ -117,7 +131,7 @@ describe("the history", () => {
   });
 
   it("answers 404 for an entry that is not there, or past 2^53", async () => {
-    const url = base();
+    const url = await base();
     for (const path of ["/history/7", "/history/9007199254740992", "/recalls/7", "/recalls/99999999999999999999"]) {
       expect((await call(`${url}${path}`)).status, path).toBe(404);
     }
@@ -129,7 +143,7 @@ describe("the history", () => {
 
 describe("undo", () => {
   it("brings a deleted fact back whole, under its id and times, with its FTS entry and vector, once", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "The owner's dentist is Dr Okafor in Porto.");
     await add(url, "Something else entirely.");
     await call(`${url}/facts/${fact.id}`, "DELETE");
@@ -147,18 +161,20 @@ describe("undo", () => {
     expect(again).toMatchObject({ status: 409, code: "already_undone" });
   });
 
-  it("answers the fact already there, storing nothing, when the deleted one is stored again meanwhile", async () => {
-    const url = base();
+  it("puts back the fact that was there under its own id, even when it was stored again meanwhile", async () => {
+    const url = await base();
     const fact = await add(url, "Ada knits on Sundays.");
     await call(`${url}/facts/${fact.id}`, "DELETE");
     const again = await add(url, "Ada knits on Sundays.");
     const [del] = await historyOf(url, `?fact_id=${fact.id}`);
     const body = await json<{ entry: Entry; fact: Fact; restored: boolean }>(call(`${url}/history/${del.id}/undo`, "POST"));
-    expect(body).toMatchObject({ restored: false, fact: again, entry: { id: del.id, undone_by: null } });
+    expect(body).toMatchObject({ restored: true, fact, entry: { op: "restore" } });  // what was there, no dedup
+    expect(await json(call(`${url}/facts/${fact.id}`))).toEqual(fact);
+    expect(await json(call(`${url}/facts/${again.id}`))).toEqual(again);
   });
 
   it("puts an edit's text, type and source back", async () => {
-    const url = base();
+    const url = await base();
     const fact = (await json<{ fact: Fact }>(call(`${url}/facts`, "POST", { text: "Leo swims on Wednesdays.", source: "chat" }))).fact;
     await call(`${url}/facts/${fact.id}`, "PATCH", { text: "Leo plays chess on Fridays.", type: "log", source: "mcp" });
     const [edit] = await historyOf(url);
@@ -175,7 +191,7 @@ describe("undo", () => {
   });
 
   it("deletes what an add or a restore stored, and a fact gone meanwhile is a 404", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Pixel is the owner's cat.");
     const [added] = await historyOf(url);
     const body = await json<{ entry: Entry; fact: Fact; restored: boolean }>(call(`${url}/history/${added.id}/undo`, "POST"));
@@ -192,7 +208,7 @@ describe("undo", () => {
   });
 
   it("undoes an entry once when two undos race", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Mara likes green tea.");
     await call(`${url}/facts/${fact.id}`, "PATCH", { text: "Mara likes black coffee." });
     const [edit] = await historyOf(url);
@@ -203,7 +219,7 @@ describe("undo", () => {
   });
 
   it("fails the write with the entry when it was undone already (the mark is in the write's transaction)", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Ole sails in June.");
     const [added] = await historyOf(url);
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
@@ -223,7 +239,7 @@ describe("undo", () => {
 
 describe("the memory's own settings", () => {
   it("start from the shipped default, are used by recall and explain without a fusion, and undo", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Priya is the owner's sister.");
     const start = await json<{ fusion: Record<string, unknown>; shipped: Record<string, unknown>; changed: string[] }>(call(`${url}/settings`));
     expect(start.fusion).toEqual(start.shipped);
@@ -252,7 +268,7 @@ describe("the memory's own settings", () => {
   });
 
   it("refuse a bad body with a 422 naming the field", async () => {
-    const url = base();
+    const url = await base();
     const cases: [unknown, string][] = [
       [{ fusion: { rerank: 99 } }, "fusion.rerank must be between 0 and 20"], [{ fusion: { nope: 1 } }, "unknown fusion settings: nope"],
       [{ fusion: { expand: "x" } }, "fusion.expand must be a number"], [{ fusion: {}, other: 1, extra: true }, "unknown settings: extra, other"],
@@ -268,7 +284,7 @@ describe("the memory's own settings", () => {
   });
 
   it("read NaN, Infinity and -Infinity as Python's json does: a 422 naming the field, not a 400", async () => {
-    const url = base();
+    const url = await base();
     const put = (text: string) => SELF.fetch(`${url}/settings`, { method: "PUT", headers: { "x-memory-secret": "test-secret" }, body: text });
     for (const [text, message] of [['{"fusion": {"kw_weight": Infinity}}', "fusion.kw_weight must be a number"],
       ['{"fusion": {"k":NaN}}', "fusion.k must be a whole number"], ['{"fusion": {"expand": [-Infinity]}}', "fusion.expand must be a number"],
@@ -285,7 +301,7 @@ describe("the memory's own settings", () => {
 
 describe("the recall log", () => {
   it("keeps what each client asked and got, with the settings, model and time", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Priya is the owner's sister, a nurse.");
     const answer = await json<{ mode: string; results: { fact: Fact; via: string; score: number }[] }>(
       call(`${url}/recall`, "POST", { query: "Who is Priya", limit: 5 }, "agent-x"));
@@ -294,7 +310,7 @@ describe("the recall log", () => {
     expect(found.total).toBe(1);
     const [logged] = found.recalls;
     expect(logged).toMatchObject({ client: "agent-x", query: "Who is Priya", type: null, limit: 5, mode: answer.mode, model: "fake-bow-16" });
-    expect(logged.results).toEqual(answer.results.map((h) => ({ id: h.fact.id, via: h.via, score: h.score })));
+    expect(logged.results).toEqual(answer.results.map((h) => ({ id: h.fact.id, via: h.via, score: h.score, text: h.fact.text })));
     expect(logged.settings).toEqual((await json<{ fusion: unknown }>(call(`${url}/settings`))).fusion);
     expect(logged.ms).toBeGreaterThanOrEqual(0);
     expect(await json(call(`${url}/recalls/${logged.id}`))).toEqual(logged);
@@ -315,7 +331,7 @@ describe("the recall log", () => {
   });
 
   it("logs the mode answered: keyword-only when the model was down", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Mara likes tea.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       memory.embedder.embed = () => Promise.reject(new Error("down"));
@@ -326,7 +342,7 @@ describe("the recall log", () => {
   });
 
   it("keeps the newest `keep` recalls, and none with keep 0", async () => {
-    const url = base();
+    const url = await base();
     await runInDurableObject(stub(url), (memory: MemoryObject) => { memory.recallLog.keep = 3; });
     for (let i = 0; i < 5; i++) await call(`${url}/recall`, "POST", { query: `paging ${i}`, mode: "keyword" });
     const first = await json<{ recalls: Logged[]; next_cursor: string; total: number }>(call(`${url}/recalls?limit=2`));
@@ -339,7 +355,7 @@ describe("the recall log", () => {
   });
 
   it("never fails the recall when the log cannot be written", async () => {
-    const url = base();
+    const url = await base();
     await add(url, "Mara likes tea.");
     await runInDurableObject(stub(url), (memory: MemoryObject) => { memory.sql.exec("DROP TABLE recalls"); });
     const r = await call(`${url}/recall`, "POST", { query: "tea" });
@@ -348,7 +364,7 @@ describe("the recall log", () => {
   });
 
   it("takes log as a boolean only", async () => {
-    const url = base();
+    const url = await base();
     for (const log of ["yes", 1, "false"]) {
       expect(await errorOf(await call(`${url}/recall`, "POST", { query: "x", log }))).toMatchObject({ status: 422, message: "log must be true or false" });
     }
@@ -357,7 +373,7 @@ describe("the recall log", () => {
 
 describe("who asks", () => {
   it("is 1 to 64 printable ASCII characters, else a 422 on the routes that record, and nothing is stored", async () => {
-    const url = base();
+    const url = await base();
     const fact = await add(url, "Kept fact.");
     const message = "X-Memory-Client must be 1 to 64 printable ASCII characters";
     for (const client of ["x".repeat(65), "tab\there", "bell\x07", "naïve"]) {
@@ -382,7 +398,7 @@ describe("who asks", () => {
 
 describe("GET /facts?ids=", () => {
   it("lists only those facts, up to 100 ids, beside the other filters", async () => {
-    const url = base();
+    const url = await base();
     const facts = [];
     for (const text of ["Alpha fact.", "Beta fact.", "Gamma fact."]) facts.push(await add(url, text));
     const list = async (query: string) => (await json<{ facts: Fact[]; total: number }>(call(`${url}/facts${query}`)));
@@ -396,7 +412,7 @@ describe("GET /facts?ids=", () => {
 
 describe("the routes", () => {
   it("serves every route openapi.json lists", async () => {
-    const url = base();
+    const url = await base();
     const paths = (openapi as { paths: Record<string, Record<string, unknown>> }).paths;
     for (const [path, item] of Object.entries(paths)) {
       for (const method of Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))) {
@@ -406,5 +422,46 @@ describe("the routes", () => {
         expect(body.error?.message ?? "", `${method} ${path}`).not.toMatch(/^no route/);
       }
     }
+  });
+});
+
+describe("forget for good", () => {
+  // The table, what the object holds and the stored blocks a start reads (code_blocks.ts) agree.
+  const wordsOf = (memory: MemoryObject) => {
+    const table = memory.sql.exec<{ word: string }>("SELECT word FROM words ORDER BY id").toArray().map((r) => r.word);
+    const stamp = JSON.parse(memory.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'codes'").toArray()[0]?.value ?? "null");
+    const blocks = memory.sql.exec<{ ids: ArrayBuffer }>("SELECT ids FROM code_blocks WHERE kind = 'words' ORDER BY block").toArray()
+      .reduce((n, r) => n + r.ids.byteLength / 8, 0);
+    return { table, held: memory.vocab.held(), stamped: stamp?.words, blocks };
+  };
+
+  it("removes the words only the forgotten fact held, from the table, the object and the stored blocks", async () => {
+    const url = await base();
+    const secret = await add(url, "The bank PIN is quokkastaple42, said Wilhelmina.");
+    await add(url, "Wilhelmina banks on Rua Nova.");
+    await call(`${url}/facts/${secret.id}`, "PATCH", { text: "The bank PIN is quokkastaple42 or zebrafinch7." });
+    await call(`${url}/facts/${secret.id}`, "DELETE");
+    const before = await runInDurableObject(stub(url), wordsOf);
+    expect(before.table).toEqual(expect.arrayContaining(["quokkastaple42", "zebrafinch7", "wilhelmina"]));
+    expect(await json(call(`${url}/history?fact_id=${secret.id}`, "DELETE"))).toEqual({ deleted: 3 });
+    const after = await runInDurableObject(stub(url), wordsOf);
+    expect(after.table).not.toContain("quokkastaple42");
+    expect(after.table).not.toContain("zebrafinch7");  // the words of every text it had, not only its last
+    expect(after.table).toContain("wilhelmina");  // another fact holds it
+    expect(after.table).toContain("rua");
+    expect(after.held).toEqual(after.table);
+    expect([after.stamped, after.blocks]).toEqual([after.table.length, after.table.length]);
+    expect(await json(call(`${url}/stats`))).toMatchObject({ consistent: true });
+  });
+
+  it("keeps the words of a fact still in the memory (only its past texts are forgotten)", async () => {
+    const url = await base();
+    const fact = await add(url, "Ottoline keeps bees in Lisbon.");
+    await call(`${url}/facts/${fact.id}`, "PATCH", { text: "Ottoline keeps goats in Lisbon." });
+    expect(await json(call(`${url}/history?fact_id=${fact.id}`, "DELETE"))).toEqual({ deleted: 2 });
+    const after = await runInDurableObject(stub(url), wordsOf);
+    expect(after.table).toEqual(expect.arrayContaining(["ottoline", "goats", "lisbon"]));
+    expect(after.table).not.toContain("bees");
+    expect(after.held).toEqual(after.table);
   });
 });

@@ -1,0 +1,37 @@
+"""What "forget for good" removes (DELETE /history?fact_id=N), in one write: every history entry
+of the fact, its text in the recall log (the rows keep its id, marked forgotten), and the words of
+its texts that no fact in the memory holds any more. A secret stored by mistake then leaves no
+copy in the file besides what SQLite has yet to overwrite (docs/security.md)."""
+
+from __future__ import annotations
+
+import json
+
+from .recall import vocabulary_words
+from .recall_log import RecallLog
+from .state import State
+from .vocabulary import words_of
+
+
+def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
+    """The history entries removed. Words another fact holds stay; so do a fact's own while it
+    is still in the memory (forgetting its past texts only)."""
+    db = state.db
+    with state.writing() as after:
+        texts = [v["text"] for row in db.execute("SELECT before, after FROM history WHERE fact_id = ?", (fact_id,))
+                 for v in map(json.loads, filter(None, row)) if isinstance(v, dict) and isinstance(v.get("text"), str)]
+        removed = db.execute("DELETE FROM history WHERE fact_id = ?", (fact_id,)).rowcount
+        recall_log.forget(fact_id)
+        unheld = [w for w in words_of(texts) if not held(db, w)]
+        if unheld:
+            db.executemany("DELETE FROM words WHERE word = ?", [(w,) for w in unheld])
+            if not state.full:  # a memory past its budget holds no word: none to read again
+                after.append(state.vocab.reload)
+    return removed
+
+
+def held(db, word: str) -> bool:
+    """Whether a fact holds `word` as the vocabulary counts words: the texts that contain it (its
+    case-folded form in text_key) are read and tokenised as vocabulary.py does."""
+    rows = db.execute("SELECT text FROM facts WHERE instr(text_key, ?) > 0", (word.casefold(),))
+    return any(word in vocabulary_words(text) for (text,) in rows)

@@ -1,0 +1,37 @@
+// What "forget for good" removes (DELETE /history?fact_id=N; memories/forgetting.py), in one
+// transaction: every history entry of the fact, its text in the recall log (the rows keep its id,
+// marked forgotten), and the words of its texts that no fact in the memory holds any more.
+
+import { vocabularyWords } from "./recall";
+import type { RecallLog } from "./recall_log";
+import type { State } from "./state";
+import { casefold } from "./text";
+
+/** The history entries removed. Words another fact holds stay; so do a fact's own while it is
+ * still in the memory (forgetting its past texts only). */
+export function forget(state: State, recallLog: RecallLog, factId: number): number {
+  const { sql } = state;
+  let unheld: string[] = [];
+  const removed = state.transact(() => {
+    const texts: string[] = [];
+    for (const row of sql.exec("SELECT before, after FROM history WHERE fact_id = ?", factId)) {
+      for (const side of [row.before, row.after]) {
+        const value = side ? JSON.parse(side as string) : null;
+        if (value && typeof value.text === "string") texts.push(value.text);
+      }
+    }
+    const n = sql.exec("DELETE FROM history WHERE fact_id = ? RETURNING id", factId).toArray().length;
+    recallLog.forget(factId);
+    unheld = [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !held(state, w));
+    for (const w of unheld) sql.exec("DELETE FROM words WHERE word = ?", w);
+    return n;
+  }, () => { if (unheld.length && !state.full) state.vocab.reload(); });  // a full memory holds no word: none to read
+  return removed;
+}
+
+/** Whether a fact holds `word` as the vocabulary counts words: the texts that contain it (its
+ * case-folded form in text_key) are read and tokenised as the vocabulary does. */
+function held(state: State, word: string): boolean {
+  return state.sql.exec<{ text: string }>("SELECT text FROM facts WHERE instr(text_key, ?) > 0", casefold(word)).toArray()
+    .some((r) => vocabularyWords(r.text).includes(word));
+}
