@@ -119,6 +119,13 @@ export function boolParam(value: unknown, name: string, fallback: boolean): bool
   return value;
 }
 
+/** A boolean of a JSON body, false when absent, else a 422 (service.py: null is no boolean either). */
+export function strictBool(value: unknown, name: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw invalid(`${name} must be true or false`);
+  return value;
+}
+
 export function choiceParam<T extends string>(value: unknown, name: string, fallback: T, choices: readonly T[]): T {
   if (value === undefined || value === null) return fallback;
   if (!choices.includes(value as T)) throw invalid(`${name} must be one of ${choices.join(", ")}`);

@@ -11,7 +11,7 @@ import { directory, noMemory } from "./directory";
 import { MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
 import { forget } from "./forgetting";
 import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
-import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, wellFormed } from "./http";
+import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, wellFormed } from "./http";
 import { Reader } from "./reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
 import { Review } from "./review";
@@ -20,7 +20,7 @@ import { Searcher } from "./searching";
 import { settingsAnswer } from "./settings";
 import { State, envCount } from "./state";
 import { textKey } from "./text";
-import { Writer, strictBool } from "./writing";
+import { Writer } from "./writing";
 
 export class MemoryObject extends DurableObject<Env> {
   private state: State;

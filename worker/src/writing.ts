@@ -13,7 +13,7 @@ import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, cleanId, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
 import { type Entry, type History, type Op } from "./history";
-import { HttpError, boolParam, floatParam, invalid, tooLarge } from "./http";
+import { HttpError, boolParam, floatParam, invalid, strictBool, tooLarge } from "./http";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { fusionParam } from "./searching";
@@ -32,13 +32,6 @@ export const RESTORED = "from a backup: stored as it was, without the duplicate 
 
 /** How `addMany` stores (its defaults: an add, deduplicated). */
 type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; check?: () => void };
-
-/** A boolean of a JSON body, false when absent, else a 422 (service.py: null is no boolean either). */
-export function strictBool(value: unknown, name: string): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== "boolean") throw invalid(`${name} must be true or false`);
-  return value;
-}
 
 /** Equal as Python compares two dicts decoded from JSON: the same keys and values, in any order. */
 function sameJson(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
