@@ -1,0 +1,140 @@
+"""What is true now: which facts are current, what a new fact may replace, and what differs
+between two facts. The write path (writing.py) and the read path (searching.py, reading.py) ask
+this file; worker/src/lifecycle.ts mirrors it, and tests/golden/lifecycle.json holds both to the
+same answers.
+
+A fact is current while its `valid_until` is null or still ahead. Replacing a fact sets its
+`superseded_by` and its `valid_until`; expiring one sets `valid_until` alone. Neither deletes
+anything: `as_of` recalls what was current then. Nothing is ever replaced without a client asking:
+a write only proposes (`conflicts`), and the agent or the owner decides.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .dedup import NEGATIONS, calendar, mentions, names, numbers, words
+from .facts import InvalidInput, clean_id, clean_time, now
+
+# A created fact proposes the current same-type facts at or above this cosine as ones it may
+# replace, the closest PROPOSE_MOST of them. Chosen on benchmarks/updates/seen.json
+# (benchmarks/lifecycle.py), then run once on unseen.json: docs/recall-quality.md.
+PROPOSE = 0.5
+PROPOSE_MOST = 3
+MAX_SUPERSEDES = 20
+STATUSES = ("all", "current", "replaced", "expired")
+RESOLUTIONS = ("replace", "keep_both", "keep_old")
+KINDS = ("number", "date", "negation", "name", "word")
+# What a word of a text is for the diff: a run of non-space characters with its surrounding
+# punctuation taken off ("9:30." is "9:30"), compared case-folded.
+EDGES = ".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019"
+
+
+def hidden(as_of: str | None) -> tuple[str, list]:
+    """SQL for the ids that recall leaves out (as a subquery), and its arguments: the facts no
+    longer current now, or, `as_of` a time, those not current then (created after it, or whose
+    validity ended at or before it)."""
+    if as_of is None:
+        return "SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]
+    return "SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [as_of, as_of]
+
+
+def status_filter(status: str, as_of: str | None) -> tuple[str, list]:
+    """GET /facts's `status` (and `as_of`: the memory as it was then, facts created after it left
+    out) as a WHERE clause and its arguments."""
+    at = as_of or now()
+    where, args = [], []
+    if as_of is not None:
+        where.append("created_at <= ?")
+        args.append(as_of)
+    if status == "current":
+        where.append("(valid_until IS NULL OR valid_until > ?)")
+        args.append(at)
+    elif status == "replaced":
+        where.append("valid_until <= ? AND superseded_by IS NOT NULL")
+        args.append(at)
+    elif status == "expired":
+        where.append("valid_until <= ? AND superseded_by IS NULL")
+        args.append(at)
+    return " AND ".join(where), args
+
+
+def is_current(valid_until: str | None, created_at: str, as_of: str | None = None) -> bool:
+    if as_of is None:
+        return valid_until is None or valid_until > now()
+    return created_at <= as_of and (valid_until is None or valid_until > as_of)
+
+
+def clean_status(value: object) -> str:
+    if value is None or value == "":
+        return "all"
+    if value not in STATUSES:
+        raise InvalidInput(f"status must be one of {', '.join(STATUSES)}")
+    return value  # type: ignore[return-value]
+
+
+def clean_as_of(value: object) -> str | None:
+    """A time not in the future (what was current then), as this store writes times."""
+    at = clean_time(value, "as_of")
+    if at is not None and at > now():
+        raise InvalidInput("as_of is in the future: the memory knows only what is true until now")
+    return at
+
+
+def clean_supersedes(value: object) -> list[int]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_SUPERSEDES:
+        raise InvalidInput(f"supersedes must be a list of up to {MAX_SUPERSEDES} fact ids")
+    try:
+        ids = [clean_id(v) for v in value]
+    except InvalidInput:
+        raise InvalidInput(f"supersedes must be a list of up to {MAX_SUPERSEDES} fact ids") from None
+    return list(dict.fromkeys(ids))  # type: ignore[arg-type]
+
+
+def clean_resolution(value: object) -> str:
+    if value not in RESOLUTIONS:
+        raise InvalidInput(f"resolution must be one of {', '.join(RESOLUTIONS)}")
+    return value  # type: ignore[return-value]
+
+
+def diff_words(text: str) -> list[str]:
+    return [w for w in (t.strip(EDGES) for t in re.findall(r"\S+", text)) if w]
+
+
+def differences(old: str, new: str) -> dict:
+    """What differs between two facts: `kinds` (the dedup guard's reasons, all that apply: a
+    number, a date or time, a negation, a name; else "word" when any word differs), and the words
+    each holds that the other lacks, as written, each once, in order (`old`, `new`)."""
+    wo, wn = words(old), words(new)
+    kinds = []
+    if sorted(numbers(wo)) != sorted(numbers(wn)):
+        kinds.append("number")
+    if calendar(wo) != calendar(wn):
+        kinds.append("date")
+    if sum(w in NEGATIONS for w in wo) % 2 != sum(w in NEGATIONS for w in wn) % 2:
+        kinds.append("negation")
+    if any(not mentions(wn, n) for n in names(old)) or any(not mentions(wo, n) for n in names(new)):
+        kinds.append("name")
+    do, dn = diff_words(old), diff_words(new)
+    ko, kn = {w.casefold() for w in do}, {w.casefold() for w in dn}
+    only_old = list(dict.fromkeys(w for w in do if w.casefold() not in kn))
+    only_new = list(dict.fromkeys(w for w in dn if w.casefold() not in ko))
+    if not kinds and (only_old or only_new):
+        kinds.append("word")
+    return {"kinds": kinds, "old": only_old, "new": only_new}
+
+
+def proposals(near: list[tuple[int, float]], eligible: set[int]) -> list[tuple[int, float]]:
+    """Of a new fact's same-type neighbours (id, cosine), the ones it may replace: eligible (current,
+    not its duplicate, not named in its `supersedes`), at or above PROPOSE, the closest
+    PROPOSE_MOST (ties to the smaller id)."""
+    kept = sorted(((fid, s) for fid, s in near if fid in eligible and s >= PROPOSE), key=lambda p: (-p[1], p[0]))
+    return kept[:PROPOSE_MOST]
+
+
+def why_differs(d: dict) -> str:
+    """`differences` in words, for a note or an agent: "9:30 / 9:00"."""
+    old, new = " ".join(d["old"]) or "-", " ".join(d["new"]) or "-"
+    return f"{old} / {new}" if d["old"] or d["new"] else "the same words"
