@@ -84,6 +84,8 @@ class Fact:
     source: str
     created_at: str
     updated_at: str
+    valid_until: str | None = None  # after it the fact is no longer current (lifecycle.py)
+    superseded_by: int | None = None  # the fact that replaced this one
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -93,11 +95,12 @@ class Fact:
 class AddResult:
     fact: Fact
     created: bool
-    match: str | None = None  # "exact" or "near" when not created
+    match: str | None = None  # "exact", "near" or "replaced" when not created
     score: float | None = None
+    conflicts: tuple[dict, ...] = ()  # a created fact's proposals: facts it may replace (lifecycle.py)
 
 
-FACT_COLUMNS = "id, text, type, source, created_at, updated_at"
+FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by"
 
 
 def stamp(when: datetime) -> str:
@@ -242,13 +245,43 @@ def decode_cursor(cursor: str, order: str = DEFAULT_ORDER) -> tuple[str, int]:
     return key, int(fid)
 
 
-def clean_items(items: list[dict]) -> list[tuple]:
-    return [
-        (clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
-         clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
-         clean_id(i.get("id")), clean_force(i.get("force")))
-        for i in items
-    ]
+@dataclass(frozen=True)
+class Item:
+    """A fact to store, checked: what POST /facts and each item of a batch take."""
+    text: str
+    type: str
+    source: str
+    created_at: str | None
+    updated_at: str | None
+    id: int | None
+    force: bool
+    valid_until: str | None
+    superseded_by: int | None  # kept only by a restore
+    supersedes: tuple[int, ...]
+
+
+def clean_items(items: list[dict]) -> list[Item]:
+    from .lifecycle import clean_supersedes  # (lifecycle.py reads this file's checks)
+
+    out = []
+    for i in items:
+        if not isinstance(i, dict):
+            raise InvalidInput("each fact must be an object")
+        item = Item(clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
+                    clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
+                    clean_id(i.get("id")), clean_force(i.get("force")), clean_time(i.get("valid_until"), "valid_until"),
+                    clean_id_named(i.get("superseded_by"), "superseded_by"), tuple(clean_supersedes(i.get("supersedes"))))
+        if item.valid_until is not None and item.created_at is not None and item.valid_until < item.created_at:
+            raise InvalidInput("valid_until must not be before the fact's created_at")
+        out.append(item)
+    return out
+
+
+def clean_id_named(value: object, name: str) -> int | None:
+    try:
+        return clean_id(value)
+    except InvalidInput:
+        raise InvalidInput(f"{name} must be a fact id: a whole number from 1 to {MAX_FACT_ID}") from None
 
 
 def clean_force(value: object) -> bool:

@@ -26,7 +26,7 @@ STATUSES = ("all", "current", "replaced", "expired")
 RESOLUTIONS = ("replace", "keep_both", "keep_old")
 KINDS = ("number", "date", "negation", "name", "word")
 # What a word of a text is for the diff: a run of non-space characters with its surrounding
-# punctuation taken off ("9:30." is "9:30"), compared case-folded.
+# punctuation taken off ("9:30." is "9:30"), compared case-folded (`same`).
 EDGES = ".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019"
 
 
@@ -103,6 +103,11 @@ def diff_words(text: str) -> list[str]:
     return [w for w in (t.strip(EDGES) for t in re.findall(r"\S+", text)) if w]
 
 
+def same(word: str) -> str:
+    """How the diff compares a word: case-folded, a curly apostrophe as a straight one."""
+    return word.casefold().replace("\u2019", "'")
+
+
 def differences(old: str, new: str) -> dict:
     """What differs between two facts: `kinds` (the dedup guard's reasons, all that apply: a
     number, a date or time, a negation, a name; else "word" when any word differs), and the words
@@ -118,9 +123,9 @@ def differences(old: str, new: str) -> dict:
     if any(not mentions(wn, n) for n in names(old)) or any(not mentions(wo, n) for n in names(new)):
         kinds.append("name")
     do, dn = diff_words(old), diff_words(new)
-    ko, kn = {w.casefold() for w in do}, {w.casefold() for w in dn}
-    only_old = list(dict.fromkeys(w for w in do if w.casefold() not in kn))
-    only_new = list(dict.fromkeys(w for w in dn if w.casefold() not in ko))
+    ko, kn = {same(w) for w in do}, {same(w) for w in dn}
+    only_old = list(dict.fromkeys(w for w in do if same(w) not in kn))
+    only_new = list(dict.fromkeys(w for w in dn if same(w) not in ko))
     if not kinds and (only_old or only_new):
         kinds.append("word")
     return {"kinds": kinds, "old": only_old, "new": only_new}

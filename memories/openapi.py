@@ -11,6 +11,12 @@ TYPE_FILTER = {"type": "string", "enum": ["fact", "skill", "log", ""], "descript
 NULLABLE_INT = {"type": ["integer", "null"]}
 NULLABLE_NUM = {"type": ["number", "null"]}
 FACT = {"$ref": "#/components/schemas/Fact"}
+TIME = {"type": "string", "format": "date-time"}
+NULLABLE_TIME = {"type": ["string", "null"], "format": "date-time"}
+AS_OF = {**TIME, "description": "a time not in the future: recall what was current then"}
+INCLUDE_STALE = {"type": "boolean", "default": False, "description": "also replaced and expired facts, each saying `current`"}
+MATCH = {"type": "string", "enum": ["exact", "near", "replaced"],
+         "description": "replaced: no current fact holds the text, a replaced one does (its superseded_by says by what)"}
 ERRORS = {
     "400": "Malformed request body",
     "401": "Missing or wrong X-Memory-Secret",
@@ -51,6 +57,12 @@ def query(name: str, schema: dict, description: str = "") -> dict:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
+DIFFERS = obj({
+    "kinds": {"type": "array", "items": {"type": "string", "enum": ["number", "date", "negation", "name", "word"]}},
+    "old": {"type": "array", "items": {"type": "string"}, "description": "words the old fact holds that the new lacks"},
+    "new": {"type": "array", "items": {"type": "string"}, "description": "words the new fact holds that the old lacks"},
+})
+PROPOSAL = obj({"id": {"type": "integer"}, "fact": FACT, "score": {"type": "number"}, "differs": DIFFERS})
 NEW_FACT = obj({
     "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
     "source": {"type": "string", "maxLength": 200},
@@ -58,10 +70,15 @@ NEW_FACT = obj({
     "updated_at": {"type": "string", "format": "date-time"},
     "force": {"type": "boolean", "default": False,
               "description": "store even over a near (not an exact) duplicate: the client's decision, noted in the history"},
+    "valid_until": {**NULLABLE_TIME, "description": "when the fact stops being current (not before its created_at)"},
+    "supersedes": {"type": "array", "maxItems": 20, "items": {"type": "integer", "minimum": 1},
+                   "description": "facts this one replaces, in the same transaction"},
+    "superseded_by": {**NULLABLE_INT, "description": "kept only with restore: the fact that replaced this one"},
 }, required=["text"])
 ADDED = obj({
     "id": {"type": "integer"}, "created": {"type": "boolean"}, "fact": FACT,
-    "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
+    "duplicate": obj({"match": MATCH, "score": {"type": "number"}}),
+    "conflicts": {"type": "array", "items": PROPOSAL, "description": "a created fact's proposals: current facts it may replace"},
 }, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 ENTRY_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
@@ -74,7 +91,7 @@ PAGE = [query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "defaul
 NULLABLE_OBJ = {"type": ["object", "null"]}
 ENTRY = obj({
     "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "client": {"type": "string"},
-    "op": {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings"]},
+    "op": {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve"]},
     "fact_id": NULLABLE_INT, "before": NULLABLE_OBJ, "after": NULLABLE_OBJ, "note": {"type": "string"},
     "undone_by": NULLABLE_INT,
 })
@@ -112,7 +129,7 @@ EXPANSIONS = {"type": "array", "description": "vocabulary words OR-ed into the k
               "came from and their cosine",
               "items": obj({"word": {"type": "string"}, "term": {"type": "string"}, "cosine": {"type": "number"}})}
 HIT = obj({
-    "fact": FACT, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
+    "fact": FACT, "current": {"type": "boolean"}, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
     "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "rerank": {"type": "number"}}),
 })
@@ -198,7 +215,7 @@ def openapi_document() -> dict:
         "openapi": "3.1.0",
         "info": {
             "title": "Memory Desk memory service",
-            "version": "3",
+            "version": "4",
             "description": "An agent's long-term memory with hybrid recall. Every route but "
             "/health and /openapi.json needs the X-Memory-Secret header. The local service serves one "
             "memory at its root; the Cloudflare Worker serves one per name at /memories/{name}/... "
@@ -214,6 +231,8 @@ def openapi_document() -> dict:
                     "source": {"type": "string"},
                     "created_at": {"type": "string", "format": "date-time"},
                     "updated_at": {"type": "string", "format": "date-time"},
+                    "valid_until": {**NULLABLE_TIME, "description": "after it the fact is no longer current; null: current"},
+                    "superseded_by": {**NULLABLE_INT, "description": "the fact that replaced this one, or null"},
                 }),
                 "Error": obj({"error": obj({"code": {"type": "string"}, "message": {"type": "string"}}, ["code", "message"])}),
             },
@@ -245,6 +264,8 @@ def openapi_document() -> dict:
                         query("cursor", {"type": "string"}, "next_cursor of the previous page, in the same order"),
                         query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"},
                               "only these facts: up to 100 ids, comma-separated"),
+                        query("status", {"type": "string", "enum": ["all", "current", "replaced", "expired"], "default": "all"}),
+                        query("as_of", AS_OF, "the memory as it was then: facts created after it left out, status judged at it"),
                     ],
                     "responses": {
                         **ok(obj({"facts": {"type": "array", "items": FACT}, "next_cursor": {"type": ["string", "null"]},
@@ -258,10 +279,11 @@ def openapi_document() -> dict:
                     "description": "id, created_at and updated_at are for restoring a deleted or exported fact.",
                     "requestBody": body(NEW_FACT),
                     "responses": {
-                        **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT}), "201", "Created"),
+                        **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT,
+                                  "conflicts": {"type": "array", "items": PROPOSAL}}), "201", "Created"),
                         **ok(obj({
                             "id": {"type": "integer"}, "created": {"const": False}, "fact": FACT,
-                            "duplicate": obj({"match": {"type": "string", "enum": ["exact", "near"]}, "score": {"type": "number"}}),
+                            "duplicate": obj({"match": MATCH, "score": {"type": "number"}}),
                         }), "200", "Already stored: the existing fact"),
                         **errors("400", "401", "409", "413", "422", "503", "507"),
                     },
@@ -289,6 +311,8 @@ def openapi_document() -> dict:
                     "requestBody": body(obj({
                         "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
                         "source": {"type": "string", "maxLength": 200},
+                        "valid_until": {**NULLABLE_TIME, "description": "when it stops being current; null: never"},
+                        "superseded_by": {**NULLABLE_INT, "description": "a current fact that replaces this one; null: not replaced"},
                     }, required=[])),
                     "responses": {**ok(FACT), **errors("400", "401", "404", "409", "413", "422", "503", "507")},
                 },
@@ -318,6 +342,7 @@ def openapi_document() -> dict:
                     "mode": {"type": "string", "enum": ["hybrid", "keyword", "vector"], "default": "hybrid",
                              "description": "hybrid fuses the keyword and vector lists; keyword and vector answer from one"},
                     "log": {"type": "boolean", "default": True, "description": "keep it in the recall log (GET /recalls)"},
+                    "as_of": AS_OF, "include_stale": INCLUDE_STALE,
                 }, required=["query"])),
                 "parameters": [CLIENT],
                 "responses": {**ok(RECALL), **errors("400", "401", "413", "422")},
@@ -327,6 +352,7 @@ def openapi_document() -> dict:
                 "requestBody": body(obj({
                     "query": {"type": "string", "minLength": 1, "maxLength": 32000},
                     "id": {"type": "integer", "minimum": 1}, "type": TYPE, "fusion": FUSION,
+                    "as_of": AS_OF, "include_stale": INCLUDE_STALE,
                 }, required=["query", "id"])),
                 "responses": {**ok(obj({
                     "fact": FACT, "match": {"type": "string"},
@@ -338,9 +364,25 @@ def openapi_document() -> dict:
                     "vec_contribution": {"type": "number"}, "rerank_contribution": {"type": "number"},
                     "score": {"type": "number"},
                     "information": NULLABLE_NUM, "expansions": EXPANSIONS, "fused_rank": NULLABLE_INT, "fusion": FUSION,
+                    "current": {"type": "boolean"},
                     "warning": {"type": "string"},
                 }, required=["fact", "match", "bm25", "kw_rank", "cosine", "vec_rank", "score"])),
                     **errors("400", "401", "404", "413", "422")},
+            }},
+            "/conflicts": {"get": {
+                "summary": "Open proposals: pairs of current facts where the newer may replace the older, newest first",
+                "parameters": PAGE,
+                "responses": {**ok(obj({"conflicts": {"type": "array", "items": obj({
+                    "id": {"type": "integer"}, "old": FACT, "new": FACT, "score": {"type": "number"}, "differs": DIFFERS})},
+                    "next_cursor": {"type": ["string", "null"]}, "total": {"type": "integer"}})), **errors("401", "422")},
+            }},
+            "/conflicts/resolve": {"post": {
+                "summary": "Resolve a pair of current facts: new replaces old, old replaces new, or both true",
+                "parameters": [CLIENT],
+                "requestBody": body(obj({"old": {"type": "integer", "minimum": 1}, "new": {"type": "integer", "minimum": 1},
+                                         "resolution": {"type": "string", "enum": ["replace", "keep_both", "keep_old"]}})),
+                "responses": {**ok(obj({"old": FACT, "new": FACT, "resolution": {"type": "string"}, "entry": {"type": "integer"}})),
+                              **errors("400", "401", "404", "422")},
             }},
             "/duplicates": {"get": {
                 "summary": "Same-type pairs at or above a cosine threshold, highest first",
@@ -376,7 +418,7 @@ def openapi_document() -> dict:
             "/history": {
                 "get": {
                     "summary": "What was done to the memory, by any client, newest first",
-                    "parameters": [*PAGE, query("op", {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings"]}),
+                    "parameters": [*PAGE, query("op", {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve"]}),
                                    query("client", {"type": "string", "maxLength": 64}),
                                    query("fact_id", {"type": "integer", "minimum": 1})],
                     "responses": {**ok(obj({"entries": {"type": "array", "items": ENTRY},

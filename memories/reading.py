@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from .facts import (FACT_COLUMNS, MAX_FILTER, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
                     encode_cursor, valid_unicode)
+from .lifecycle import clean_as_of, clean_status, status_filter
 from .recall import idf, information, quote
 from .state import State
 
@@ -61,10 +62,13 @@ class Reader:
         cursor: str | None = None,
         ids: list[int] | None = None,
         order: str | None = None,
+        status: str | None = None,
+        as_of: str | None = None,
     ) -> tuple[list[Fact], str | None, int]:
         """In `order` (ORDERS; newest first by default): (facts, next cursor or None, total
-        matching the filters)."""
+        matching the filters). `status` and `as_of`: lifecycle.status_filter."""
         order = clean_order(order)
+        status, as_of = clean_status(status), clean_as_of(as_of)
         column, newest_first = ORDERS[order]
         where, args = [], []
         if ids is not None:
@@ -85,6 +89,10 @@ class Reader:
             # (SQLite's lower() folds ASCII only).
             where.append("instr(text_key, ?) > 0")
             args.append(q.casefold())
+        lifecycle, lifecycle_args = status_filter(status, as_of)
+        if lifecycle:
+            where.append(lifecycle)
+            args.extend(lifecycle_args)
         filters = " AND ".join(where) or "1"
         page_where, page_args = filters, list(args)
         # The column and the direction come from ORDERS, never from the request.
@@ -118,17 +126,19 @@ class Reader:
 
     # -- what ranking reads (inside a read the caller holds) ---------------------------
 
-    def keyword(self, match: str, type: str | None, depth: int) -> list[tuple[int, float]]:
-        """Top `depth` by BM25 as (id, bm25), lower (better) first."""
+    def keyword(self, match: str, type: str | None, depth: int, hidden: tuple[str, list] | None = None) -> list[tuple[int, float]]:
+        """Top `depth` by BM25 as (id, bm25), lower (better) first, leaving out the `hidden` ids
+        (lifecycle.hidden: SQL and its arguments) before the top is taken."""
         if not match:
             return []
+        leave, leave_args = (f" AND facts_fts.rowid NOT IN ({hidden[0]})", hidden[1]) if hidden else ("", [])
         if type:
             sql = ("SELECT facts_fts.rowid, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
-                   " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?")
-            args: tuple = (match, type, depth)
+                   f" WHERE facts_fts MATCH ? AND facts.type = ?{leave} ORDER BY s, facts_fts.rowid LIMIT ?")
+            args: tuple = (match, type, *leave_args, depth)
         else:
-            sql = "SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?"
-            args = (match, depth)
+            sql = f"SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ?{leave} ORDER BY s, rowid LIMIT ?"
+            args = (match, *leave_args, depth)
         try:
             return self.state.db.execute(sql, args).fetchall()
         except sqlite3.OperationalError:
@@ -169,14 +179,19 @@ class Reader:
         return self.state.db.execute(
             f"SELECT {columns} FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN ({marks})", [match, *ids]).fetchall()
 
-    def bm25_rank(self, match: str, fact_id: int, type: str | None) -> tuple[float, int] | None:
-        """One fact's BM25 for `match` and its rank in the keyword list, or None if it does not match."""
+    def bm25_rank(self, match: str, fact_id: int, type: str | None,
+                  hidden: tuple[str, list] | None = None) -> tuple[float, int] | None:
+        """One fact's BM25 for `match` and its rank in the keyword list (the `hidden` ids left
+        out), or None if it does not match."""
         db = self.state.db
         row = db.execute("SELECT bm25(facts_fts) FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?",
                          (match, fact_id)).fetchone()
         if not row:
             return None
         type_sql, type_args = (" AND facts.type = ?", [type]) if type else ("", [])
+        if hidden:
+            type_sql += f" AND facts_fts.rowid NOT IN ({hidden[0]})"
+            type_args += hidden[1]
         bm25 = row[0]
         better = db.execute(
             "SELECT count(*) FROM (SELECT bm25(facts_fts) AS s, facts_fts.rowid AS id FROM facts_fts"

@@ -61,6 +61,11 @@ class Rows:
     def fact_ids(self) -> np.ndarray:
         return self.ids[: self.n]
 
+    def rows_of(self, ids: list[int]) -> np.ndarray:
+        """The rows of those of `ids` these rows hold."""
+        row = self.row
+        return np.array([row[i] for i in ids if i in row], dtype=np.int64)
+
     def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(first row, codes, params) of each block, its rows in use."""
         for b, (codes, params) in enumerate(zip(self.codes, self.params)):

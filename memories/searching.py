@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .facts import MODES, Fact, InvalidInput, check_query
+from .lifecycle import clean_as_of, is_current
+from .lifecycle import hidden as hidden_sql
 from .reading import Reader, match_terms
 from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, rerank, rerank_plan, terms, via
 from .state import State
@@ -46,10 +48,13 @@ class Searcher:
         self.reader = reader
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: Fusion | None = None, mode: str = "hybrid") -> dict:
+               fusion: Fusion | None = None, mode: str = "hybrid", as_of: str | None = None,
+               include_stale: bool = False) -> dict:
         """Hybrid recall, or `mode` "keyword" / "vector" for one list alone. A mode that needs the
-        model when it is down answers by keyword and says so (mode "keyword-only", a warning)."""
+        model when it is down answers by keyword and says so (mode "keyword-only", a warning).
+        From the facts current now, or `as_of` then; `include_stale`: from every fact."""
         check_query(query, type)
+        as_of = clean_as_of(as_of)
         if mode not in MODES:
             raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
         fusion = fusion or self.state.fusion
@@ -58,7 +63,8 @@ class Searcher:
             mode = "keyword"
         with self.state.reading():
             started = time.perf_counter()
-            ranking = self._rank(query, qvec, term_vectors, type, fusion, mode)
+            hidden = self._hidden(as_of, include_stale)
+            ranking = self._rank(query, qvec, term_vectors, type, fusion, mode, hidden)
             kw, vec = ranking.kw, ranking.vec
             fused = ranking.fused[: max(limit, fusion.rerank if mode == "hybrid" else 0)]
             wanted = {h.id for h in fused}
@@ -77,6 +83,7 @@ class Searcher:
             "results": [
                 {
                     "fact": facts[h.id].to_dict(),
+                    "current": is_current(facts[h.id].valid_until, facts[h.id].created_at, as_of),
                     "score": h.score,
                     "via": via(h.kw_rank, h.vec_rank),
                     "kw_rank": h.kw_rank,
@@ -106,21 +113,29 @@ class Searcher:
             out["timing"] = {"rank_ms": rank_ms}  # ranking and reading the rows, not the embedding
         return out
 
-    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
-        """Why one fact ranks where it does for a query, list by list."""
+    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None,
+                as_of: str | None = None, include_stale: bool = False) -> dict:
+        """Why one fact ranks where it does for a query, list by list, among the facts recall
+        answers from (`as_of`, `include_stale` as recall takes them)."""
         check_query(query, type)
+        as_of = clean_as_of(as_of)
         self.reader.get(fact_id)  # an unknown id is a 404 before the model spends time on the query
         fusion = fusion or self.state.fusion
         qvec, term_vectors, warning = self._query_vectors(query, fusion)
         with self.state.reading():
             fact = self.reader.get(fact_id)  # again under the lock: it may have been deleted meanwhile
             # Its parts of the fused score come from the ranking recall uses, so the two agree.
-            ranking = self._rank(query, qvec, term_vectors, type, fusion)
+            hidden = self._hidden(as_of, include_stale)
+            ranking = self._rank(query, qvec, term_vectors, type, fusion, "hybrid", hidden)
             match = ranking.match
             fact_terms = self.reader.fact_terms(fact_id)
-            found = self.reader.bm25_rank(match, fact_id, type) if match and (not type or fact.type == type) else None
+            current = is_current(fact.valid_until, fact.created_at, as_of)
+            answered = include_stale or current  # a fact recall leaves out has no rank among those it answers from
+            found = self.reader.bm25_rank(match, fact_id, type, hidden and hidden[0]) if match and (not type or fact.type == type) else None
             bm25, kw_rank = found if found else (None, None)
-            vec_rank, cosine = self.state.vectors.rank_of(qvec, fact_id, type) if qvec is not None else (None, None)
+            vec_rank, cosine = self.state.vectors.rank_of(qvec, fact_id, type, hidden[1] if hidden else ()) if qvec is not None else (None, None)
+            if not answered:
+                kw_rank = vec_rank = None
             fused = ranking.fused
             top = self.reader.get_many(h.id for h in fused[: fusion.rerank]) if qvec is not None else {}
         if qvec is not None:
@@ -146,6 +161,7 @@ class Searcher:
             "information": ranking.info,
             "expansions": shown(ranking.expansions),
             "fused_rank": fused_rank,
+            "current": current,
             "fusion": asdict(fusion),
         }
         if warning:
@@ -175,17 +191,28 @@ class Searcher:
         except Exception as e:
             return None, None, f"the embedding model failed ({e}): keyword-only recall"
 
+    def _hidden(self, as_of: str | None, include_stale: bool) -> tuple[tuple[str, list], list[int]] | None:
+        """The facts recall leaves out (inside the read the caller holds): the SQL the keyword
+        list excludes them by, and their ids for the vector search; None when none are."""
+        if include_stale:
+            return None
+        sql, args = hidden_sql(as_of)
+        ids = [r[0] for r in self.state.db.execute(sql, args)]
+        return ((sql, args), ids) if ids else None
+
     def _rank(self, query: str, qvec: np.ndarray | None, term_vectors: np.ndarray | None, type: str | None,
-              fusion: Fusion, mode: str = "hybrid") -> Ranking:
-        """Step 2, under the read the caller holds: plan, the two lists, the counts, fuse."""
+              fusion: Fusion, mode: str = "hybrid", hidden: tuple[tuple[str, list], list[int]] | None = None) -> Ranking:
+        """Step 2, under the read the caller holds: plan, the two lists (without the `hidden`
+        facts), the counts, fuse."""
         # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
         expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
         words = [e["word"] for e in expansions]
         match = fusion.match(query, words) if mode != "vector" else ""
         # The two candidate lists.
-        kw = self.reader.keyword(match, type, fusion.depth) if mode != "vector" else []
+        kw = self.reader.keyword(match, type, fusion.depth, hidden and hidden[0]) if mode != "vector" else []
         vectors = self.state.vectors
-        vec = vectors.search(qvec, type, fusion.depth) if mode != "keyword" and qvec is not None and len(vectors) else []
+        vec = (vectors.search(qvec, type, fusion.depth, hidden=hidden[1] if hidden else ())
+               if mode != "keyword" and qvec is not None and len(vectors) else [])
         # How much the keyword list's terms tell (method "info"), and the fused order.
         counts, info = self.reader.term_counts(fusion.terms(query, words), expansions) if kw else ([], None)
         fused = fuse([(fid, -score) for fid, score in kw], vec, fusion, info)

@@ -123,13 +123,16 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             p.get("cursor") or None,
             id_list(p.get("ids")),
             p.get("order") or None,
+            p.get("status") or None,
+            p.get("as_of") or None,
         )
         return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
 
     @route("/facts", ["POST"])
     async def add_fact(request: Request) -> Response:
         data = await read_json(request)
-        restore = {k: data[k] for k in ("id", "created_at", "updated_at", "force") if data.get(k) is not None}
+        restore = {k: data[k] for k in ("id", "created_at", "updated_at", "force", "valid_until", "supersedes")
+                   if data.get(k) is not None}
         client = client_of(request)
         result = await run(lambda: memory.add(data.get("text"), data.get("type", "fact"), data.get("source", ""), client,
                                               **restore))
@@ -157,7 +160,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/facts/{id:int}", ["PATCH"])
     async def edit_fact(request: Request) -> Response:
         data = await read_json(request)
-        changes = {k: data[k] for k in ("text", "type", "source") if k in data}
+        changes = {k: data[k] for k in ("text", "type", "source", "valid_until", "superseded_by") if k in data}
         client, note = client_of(request), note_of(request)
         fact = await run(lambda: memory.edit(fact_id(request), **changes, client=client, note=note))
         return JSONResponse(fact.to_dict())
@@ -189,6 +192,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             choice_param(data.get("mode"), "mode", "hybrid", MODES),
             bool_param(data.get("log"), "log", True),
             client_of(request),
+            data.get("as_of"),
+            bool_param(data.get("include_stale"), "include_stale", False),
         )
         return JSONResponse(result)
 
@@ -196,8 +201,22 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def explain(request: Request) -> Response:
         data = await read_json(request)
         fid = int_param(data.get("id"), "id", 0, 1, MAX_FACT_ID)
-        result = await run(memory.explain, data.get("query"), fid, optional_str(data, "type"), fusion_param(data, memory.fusion))
+        result = await run(memory.explain, data.get("query"), fid, optional_str(data, "type"), fusion_param(data, memory.fusion),
+                           data.get("as_of"), bool_param(data.get("include_stale"), "include_stale", False))
         return JSONResponse(result)
+
+    @route("/conflicts", ["GET"])
+    async def conflicts(request: Request) -> Response:
+        p = request.query_params
+        found, cursor, total = await run(memory.conflicts, int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
+                                         p.get("cursor") or None)
+        return JSONResponse({"conflicts": found, "next_cursor": cursor, "total": total})
+
+    @route("/conflicts/resolve", ["POST"])
+    async def resolve(request: Request) -> Response:
+        data = await read_json(request)
+        client = client_of(request)
+        return JSONResponse(await run(memory.resolve, data.get("old"), data.get("new"), data.get("resolution"), client))
 
     @route("/duplicates", ["GET"])
     async def duplicates(request: Request) -> Response:

@@ -9,6 +9,8 @@ module that answers it.
     searching.py   recall and explain, one pipeline each; recall.py holds the ranking itself
     review.py      near-duplicate pairs and neighbours
     background.py  the pairs and vocabulary a memory fills once when it opens
+    lifecycle.py   what is true now: current facts, what a new fact may replace, what differs
+    conflicts.py   the contradictions queue, and resolving it
     history.py     what was done to the memory, by which client (undo is a write: writing.py)
     recall_log.py  what each client recalled, and what it got
 
@@ -24,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .background import Background
+from .conflicts import Conflicts
 from .embeddings import Embedder
 from .facts import AddResult, Fact
 from .forgetting import forget
@@ -51,6 +54,7 @@ class Memory:
         self.recall_log = RecallLog(self.state, recall_log)
         self.writer = Writer(self.state, self.reader, self.history)
         self.searcher = Searcher(self.state, self.reader)
+        self.conflicts_queue = Conflicts(self.state, self.writer)
         self.review = Review(self.state, self.reader)
         self.background = Background(self.state)
         with self.state.reading():  # loads the index
@@ -96,8 +100,13 @@ class Memory:
         return self.writer.import_batches(items, size, client, restore)
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
-             client: str = "", note: str = "") -> Fact:
-        return self.writer.edit(fact_id, text, type, source, client, note)
+             client: str = "", note: str = "", **validity) -> Fact:
+        """`validity`: valid_until and/or superseded_by (None clears either; see lifecycle.py)."""
+        return self.writer.edit(fact_id, text, type, source, client, note, **validity)
+
+    def supersede(self, old: int, new: int, client: str = "", note: str = "") -> Fact:
+        """Fact `new` replaces fact `old` (a replacement decided after both were written)."""
+        return self.writer.edit(old, superseded_by=new, client=client, note=note)
 
     def delete(self, fact_id: int, client: str = "", note: str = "") -> Fact:
         return self.writer.delete(fact_id, client, note)
@@ -129,8 +138,8 @@ class Memory:
 
     def list(self, type: str | None = None, source: str | None = None, q: str | None = None, limit: int = 50,
              cursor: str | None = None, ids: list[int] | None = None,
-             order: str | None = None) -> tuple[list[Fact], str | None, int]:
-        return self.reader.list(type, source, q, limit, cursor, ids, order)
+             order: str | None = None, status: str | None = None, as_of: str | None = None) -> tuple[list[Fact], str | None, int]:
+        return self.reader.list(type, source, q, limit, cursor, ids, order, status, as_of)
 
     def sources(self) -> list[tuple[str, int]]:
         return self.reader.sources()
@@ -139,17 +148,28 @@ class Memory:
         return self.reader.tokens(text)
 
     def recall(self, query: str, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: Fusion | None = None, mode: str = "hybrid", log: bool = False, client: str = "") -> dict:
-        """`log`: keep it in the recall log (the service logs unless the request says not to)."""
+               fusion: Fusion | None = None, mode: str = "hybrid", log: bool = False, client: str = "",
+               as_of: str | None = None, include_stale: bool = False) -> dict:
+        """`log`: keep it in the recall log (the service logs unless the request says not to).
+        From the facts current now, or `as_of` then; `include_stale`: from all."""
         started = time.perf_counter()
         fusion = fusion or self.state.fusion
-        answer = self.searcher.recall(query, type, limit, debug, fusion, mode)
+        answer = self.searcher.recall(query, type, limit, debug, fusion, mode, as_of, include_stale)
         if log:
             self.recall_log.add(client, query, type, limit, asdict(fusion), answer, (time.perf_counter() - started) * 1000)
         return answer
 
-    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None) -> dict:
-        return self.searcher.explain(query, fact_id, type, fusion)
+    def explain(self, query: str, fact_id: int, type: str | None = None, fusion: Fusion | None = None,
+                as_of: str | None = None, include_stale: bool = False) -> dict:
+        return self.searcher.explain(query, fact_id, type, fusion, as_of, include_stale)
+
+    # -- the contradictions queue (conflicts.py) ----------------------------------------
+
+    def conflicts(self, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None, int]:
+        return self.conflicts_queue.open(limit, cursor)
+
+    def resolve(self, old: int, new: int, resolution: str, client: str = "") -> dict:
+        return self.conflicts_queue.resolve(old, new, resolution, client)
 
     def duplicates(self, threshold: float | None = None, type: str | None = None,
                    limit: int = 1000) -> tuple[list[dict], int]:

@@ -156,21 +156,22 @@ class VectorIndex:
         return held, exact(vectors[row[held]], queries if queries.ndim == 1 else queries[held])
 
     def search(self, query: np.ndarray, type: str | None = None, k: int = 30,
-               exclude: int | None = None) -> list[tuple[int, float]]:
+               exclude: int | None = None, hidden: Iterable[int] = ()) -> list[tuple[int, float]]:
         """The k nearest facts as (id, exact cosine), best first, ties by id: exact search's answer.
 
         The best k + RESCORE on the codes (of all the types asked) are rescored. A row left out
         scores no more than the last of them on its code; if that and the widest bound could
         still reach the k-th exact cosine, every row that could is rescored too (rare: rows
-        closer together than the codes' error, as in a crowd of near-copies)."""
+        closer together than the codes' error, as in a crowd of near-copies). The `hidden` ids
+        (facts no longer current) are left out before the top k is taken."""
         wanted = k + RESCORE
+        hidden = [*hidden, *([exclude] if exclude is not None else [])]
         scored = []  # (part, its scores on the codes, its best rows on them)
         for t in [type] if type else TYPES:
             part = self.parts[t]
             if part.n:
                 s = part.scores(query)
-                if exclude in part.row:
-                    s[part.row[exclude]] = -np.inf
+                s[part.rows_of(hidden)] = -np.inf
                 scored.append((part, s, np.argpartition(-s, min(wanted, part.n) - 1)[:wanted]))
         if not scored:
             return []
@@ -238,7 +239,8 @@ class VectorIndex:
             out.append((ids[mine][cosines >= least], cosines[cosines >= least]))
         return out
 
-    def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None) -> tuple[int | None, float | None]:
+    def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None,
+                hidden: Iterable[int] = ()) -> tuple[int | None, float | None]:
         """Where one fact stands for a query: (1-based rank or None, exact cosine), its place in
         search's order (a tie goes to the smaller id). Rows whose code is within its bound of the
         fact's cosine are rescored; the others are surely above or below it."""
@@ -257,8 +259,7 @@ class VectorIndex:
             if not part.n:
                 continue
             s = part.scores(query)
-            if fact_id in part.row:
-                s[part.row[fact_id]] = np.nan  # neither above nor near
+            s[part.rows_of([fact_id, *hidden])] = np.nan  # neither above nor near
             wide = bound(part.widest, q1, q2, self.dims)
             near = np.flatnonzero(np.abs(s - own) <= wide)
             b = bound(part.take(near)[1], q1, q2, self.dims)

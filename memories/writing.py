@@ -16,8 +16,10 @@ import numpy as np
 
 from .codes import encode, exact_all
 from .dedup import distinct
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, MemoryFull, NotFound, clean_items,
-                    clean_source, clean_text, clean_type, now, text_key)
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, InvalidInput,
+                    Item, MemoryFull, NotFound, clean_id_named, clean_items, clean_source, clean_text, clean_time, clean_type, now,
+                    text_key)
+from .lifecycle import PROPOSE, differences, is_current, proposals
 from .pairs import MARGIN
 from .history import Entry, History
 from .reading import Reader
@@ -28,7 +30,9 @@ from .vocabulary import words_of
 
 REINDEX_BATCH = 256  # facts embedded at a time by reindex
 RESTORED = "from a backup: stored as it was, without the duplicate check"
-CHANGED_FIELDS = ("text", "type", "source")  # what an undo puts back, so what it would overwrite
+CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite
+UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
+CURRENT = "(valid_until IS NULL OR valid_until > ?)"
 
 
 class Writer:
@@ -45,7 +49,7 @@ class Writer:
         clean = clean_items(items)
         if clean and self.state.full:  # before the model is asked
             raise MemoryFull(self.state.full)
-        return self._store(clean, *self._embed_facts([c[0] for c in clean]), client=client, restore=restore,
+        return self._store(clean, *self._embed_facts([c.text for c in clean]), client=client, restore=restore,
                            note=RESTORED if restore else "")
 
     def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
@@ -54,11 +58,11 @@ class Writer:
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
         batches = [clean_items(items[i : i + size]) for i in range(0, len(items), size)]
         with ThreadPoolExecutor(1, thread_name_prefix="embed") as pool:
-            ahead = pool.submit(self._embed_facts, [c[0] for c in batches[0]]) if batches else None
+            ahead = pool.submit(self._embed_facts, [c.text for c in batches[0]]) if batches else None
             for n, clean in enumerate(batches):
                 embedded = ahead.result()  # only the batch in hand and the next are held
                 if n + 1 < len(batches):
-                    ahead = pool.submit(self._embed_facts, [c[0] for c in batches[n + 1]])
+                    ahead = pool.submit(self._embed_facts, [c.text for c in batches[n + 1]])
                 yield self._store(clean, *embedded, client=client, restore=restore, note=RESTORED if restore else "")
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -75,25 +79,63 @@ class Writer:
 
     # -- dedup -------------------------------------------------------------------------
 
-    def _exact_duplicate(self, text: str, type: str, exclude: int | None = None) -> tuple[int, str, float] | None:
+    def _exact_duplicate(self, text: str, type: str, exclude: int | None = None,
+                         leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
+        """A current same-type fact with the same text (ignoring case), but those in `leave`."""
+        marks = ",".join("?" * len(leave))
         row = self.state.db.execute(
-            "SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1",
-            (type, text_key(text), exclude),
+            f"SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? AND {CURRENT} AND id NOT IN ({marks}) LIMIT 1",
+            (type, text_key(text), exclude, now(), *leave),
         ).fetchone()
         return (row[0], "exact", 1.0) if row else None
 
-    def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray) -> tuple[int, str, float] | None:
-        """Of the same-type facts `ids` with their cosines `scores`, the first at or above the
-        threshold that says the same thing (best score first, then lowest id): one that differs in a
-        number, date, name or negation is another fact (dedup.py)."""
-        over = scores >= self.state.threshold
+    def _replaced_duplicate(self, text: str, type: str) -> tuple[int, str, float] | None:
+        """A replaced same-type fact with the same text: the write answers it rather than storing
+        what was true before again (with `supersedes`, the client says it is true again)."""
+        row = self.state.db.execute(
+            "SELECT id FROM facts WHERE type = ? AND text_key = ? AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (type, text_key(text))).fetchone()
+        return (row[0], "replaced", 1.0) if row else None
+
+    def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray,
+                    leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
+        """Of the same-type facts `ids` with their cosines `scores`, the first current one at or
+        above the threshold that says the same thing (best score first, then lowest id): one that
+        differs in a number, date, name or negation is another fact (dedup.py)."""
+        over = (scores >= self.state.threshold) & ~np.isin(ids, np.array(leave, dtype=np.int64))
         if not over.any():
             return None
         ids, scores = ids[over], scores[over]
-        order = np.lexsort((ids, -scores))[:NEAR_CANDIDATES]
-        near = [(int(ids[i]), float(scores[i])) for i in order]
-        facts = self.reader.get_many(fid for fid, _ in near)
-        return next(((fid, "near", s) for fid, s in near if fid in facts and distinct(text, facts[fid].text) is None), None)
+        order = np.lexsort((ids, -scores))
+        facts = self.reader.get_many(int(ids[i]) for i in order)
+        near = [(int(ids[i]), float(scores[i])) for i in order
+                if int(ids[i]) in facts and is_current(facts[int(ids[i])].valid_until, "")][:NEAR_CANDIDATES]
+        return next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
+
+    def _replaceable(self, ids: tuple[int, ...]) -> dict[int, Fact]:
+        """The facts a write's `supersedes` names, each one that exists and is not replaced yet
+        (inside the write); any other is a 422 naming it, and nothing of the write is stored."""
+        facts = self.reader.get_many(ids)
+        for fid in ids:
+            if fid not in facts:
+                raise InvalidInput(f"supersedes names fact {fid}, which does not exist")
+            if facts[fid].superseded_by is not None:
+                raise InvalidInput(f"supersedes names fact {fid}, which fact {facts[fid].superseded_by} replaced already")
+        return facts
+
+    def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
+        """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
+        `conflicts` inside the write and answered with what differs."""
+        near = [(int(i), float(c)) for i, c in zip(ids.tolist(), scores.tolist()) if c >= PROPOSE and i != fid and i not in leave]
+        facts = self.reader.get_many(i for i, _ in near)
+        eligible = {i for i, f in facts.items() if is_current(f.valid_until, "")}
+        out = []
+        for old, score in proposals(near, eligible):
+            differs = differences(facts[old].text, text)
+            self.state.db.execute("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)",
+                                  (old, fid, round(score, 6), json.dumps(differs, ensure_ascii=False)))
+            out.append({"id": old, "fact": facts[old].to_dict(), "score": round(score, 6), "differs": differs})
+        return tuple(out)
 
     def _unlink(self, fid: int) -> None:
         """Remove fact `fid`'s pairs (inside the write, before its vector leaves the table: its
@@ -113,49 +155,56 @@ class Writer:
 
     # -- the writes --------------------------------------------------------------------
 
-    def _store(self, clean: list[tuple], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
+    def _store(self, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
                op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False) -> list[AddResult]:
-        """`restore`: no dedup at all; a fact whose id is in use is still refused (IdTaken)."""
+        """`restore`: no dedup and no proposals; a fact whose id is in use is still refused (IdTaken)."""
         state, db = self.state, self.state.db
         results: list[AddResult] = []
         with state.lock:
             with state.writing() as after:
                 # Each type's new facts against that type's stored rows, one scan of its codes a
-                # type: it serves both the near-dedup check and the pairs kept for review.
-                low = min(state.floor, state.threshold)
-                types = [c[1] for c in clean]
+                # type: it serves the near-dedup check, the pairs kept for review and the proposals.
+                low = min(state.floor, state.threshold, PROPOSE)
+                types = [c.type for c in clean]
                 prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
                 for t in set(types):
                     mine = [i for i, u in enumerate(types) if u == t]
                     prior.update(zip(mine, state.vectors.near(vectors[mine], t, low)))
                 within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
                 batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
-                for n, ((text, type, source, created_at, updated_at, wanted_id, force), vector) in enumerate(zip(clean, vectors)):
+                for n, (item, vector) in enumerate(zip(clean, vectors)):
+                    text, type = item.text, item.type
                     near_ids, near_scores = prior[n]
                     same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
                     if same:
                         near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
                         near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
+                    replaced = {} if restore else self._replaceable(item.supersedes)
                     near = None
-                    dup = None if restore else self._exact_duplicate(text, type)
+                    dup = None if restore else self._exact_duplicate(text, type, leave=item.supersedes)
                     if not dup and not restore:
-                        near = self._near_among(text, near_ids, near_scores)
-                        dup = None if force else near
+                        near = self._near_among(text, near_ids, near_scores, item.supersedes)
+                        dup = None if item.force else near
+                    if not dup and not restore and not item.supersedes:
+                        dup = self._replaced_duplicate(text, type)
                     if dup:
                         existing = self.reader.get_many([dup[0]])[dup[0]]
                         results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
                         continue
-                    created_at = created_at or now()
-                    updated_at = updated_at or created_at
-                    if wanted_id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (wanted_id,)).fetchone():
-                        raise IdTaken(f"fact id {wanted_id} is in use by another fact")
+                    created_at = item.created_at or now()
+                    updated_at = item.updated_at or created_at
+                    if item.valid_until is not None and item.valid_until < created_at:
+                        raise InvalidInput("valid_until must not be before the fact's created_at")
+                    if item.id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (item.id,)).fetchone():
+                        raise IdTaken(f"fact id {item.id} is in use by another fact")
                     # Room for it and those of the batch before it (a 507 rolls back the whole batch).
                     more = Counter(t for _, t, _ in batch) + Counter([type])
-                    state.ensure_room(dict(more), state.vocab.missing([*(clean[k][0] for _, _, k in batch), text]))
+                    state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
+                    superseded_by = item.superseded_by if restore else None
                     fid = db.execute(
-                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (wanted_id, text, text_key(text), type, source, created_at, updated_at),
+                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by),
                     ).lastrowid
                     db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
                     db.execute(
@@ -166,22 +215,37 @@ class Writer:
                     # Later items of the batch see this one through `batch`; the index, once committed.
                     after.append(partial(state.vectors.put, fid, type, vector))
                     batch.append((fid, type, n))
-                    fact = Fact(fid, text, type, source, created_at, updated_at)
+                    for old in replaced.values():  # each named fact replaced by this one, in this write
+                        db.execute("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?",
+                                   (fid, max(old.created_at, created_at), old.id))
+                    conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, item.supersedes)
+                    fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by)
                     why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
-                    self.history.record(client, op, fid, after=fact, note=why, undoes=undoes)
-                    results.append(AddResult(fact, True))
+                    if replaced:
+                        why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
+                    before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None
+                    self.history.record(client, op, fid, before=before, after=fact, note=why, undoes=undoes)
+                    results.append(AddResult(fact, True, conflicts=conflicts))
                 self._add_words([r.fact.text for r in results if r.created], words)
         return results
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
-             client: str = "", note: str = "", undoes: int | None = None) -> Fact:
+             client: str = "", note: str = "", undoes: int | None = None, valid_until: object = UNSET,
+             superseded_by: object = UNSET, validity: tuple[str | None, int | None] | None = None) -> Fact:
         """Change the given fields; the others keep what they hold when the write lock is taken,
-        so an edit of one field never undoes a concurrent edit of another."""
+        so an edit of one field never undoes a concurrent edit of another. `superseded_by`: a
+        current fact that replaces this one (None: no longer replaced); `valid_until`: when it
+        stops being current (None: never). `validity`: both as given, unchecked (an undo puts
+        back what was there)."""
         state, db = self.state, self.state.db
         old = self.reader.get(fact_id)
         text = clean_text(text) if text is not None else None
         type = clean_type(type) if type is not None else None
         source = clean_source(source) if source is not None else None
+        if valid_until is not UNSET:
+            valid_until = clean_time(valid_until, "valid_until")
+        if superseded_by is not UNSET:
+            superseded_by = clean_id_named(superseded_by, "superseded_by")
         # Embed before taking the lock (the slow part), if the text is to change.
         vector, words = self._embed_facts([text]) if text is not None and text != old.text else (None, {})
         vector = vector[0] if vector is not None else None
@@ -194,6 +258,10 @@ class Writer:
                 new_text = current.text if text is None else text
                 new_type = current.type if type is None else type
                 new_source = current.source if source is None else source
+                if validity is not None:
+                    new_valid, new_by = validity
+                else:
+                    new_valid, new_by = self._validity(current, valid_until, superseded_by)
                 reembed = new_text != current.text
                 if reembed or new_type != current.type:  # vector work: its dedup check and pairs
                     state.ensure_room({}, state.vocab.missing([new_text]) if reembed else [])
@@ -217,8 +285,9 @@ class Writer:
                     self._unlink(fact_id)  # before its vector changes in the table
                 updated_at = now()
                 db.execute(
-                    "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
-                    (new_text, text_key(new_text), new_type, new_source, updated_at, fact_id),
+                    "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?,"
+                    " superseded_by = ? WHERE id = ?",
+                    (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, fact_id),
                 )
                 if reembed:
                     db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
@@ -231,11 +300,68 @@ class Writer:
                     state.pairs.link(fact_id, new_type, *similar, state.floor)
                 if vector is not None:
                     after.append(partial(state.vectors.put, fact_id, new_type, vector))
-                edited = Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at)
+                edited = Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at, new_valid, new_by)
                 self.history.record(client, "edit", fact_id, before=current, after=edited, note=note, undoes=undoes)
         return edited
 
-    def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None) -> Fact:
+    def _validity(self, fact: Fact, valid_until: object, superseded_by: object) -> tuple[str | None, int | None]:
+        """An edit's (valid_until, superseded_by) for `fact`, checked inside the write: a fact
+        that replaces it must be another current fact whose own chain does not lead back to it;
+        it then stops being current when the later of the two was created."""
+        new_valid, new_by = fact.valid_until, fact.superseded_by
+        if superseded_by is None:
+            new_valid, new_by = None, None
+        elif superseded_by is not UNSET:
+            by = self.reader.get_many([superseded_by]).get(superseded_by)
+            if superseded_by == fact.id:
+                raise InvalidInput(f"superseded_by names fact {fact.id} itself: a fact cannot replace itself")
+            if by is None:
+                raise InvalidInput(f"superseded_by names fact {superseded_by}, which does not exist")
+            if not is_current(by.valid_until, ""):
+                raise InvalidInput(f"superseded_by names fact {superseded_by}, which is not current: only a current fact replaces")
+            if fact.id in self._chain(superseded_by):
+                raise InvalidInput(f"superseded_by names fact {superseded_by}, whose chain leads back to fact {fact.id}: a loop")
+            new_valid, new_by = max(fact.created_at, by.created_at), superseded_by
+        if valid_until is not UNSET:
+            new_valid = valid_until
+        if new_valid is not None and new_valid < fact.created_at:
+            raise InvalidInput("valid_until must not be before the fact's created_at")
+        return new_valid, new_by
+
+    def _chain(self, fact_id: int) -> list[int]:
+        """The ids `fact_id`'s superseded_by leads to, in order (a loop written by hand stops)."""
+        seen: list[int] = []
+        at: int | None = fact_id
+        while at is not None and at not in seen:
+            seen.append(at)
+            row = self.state.db.execute("SELECT superseded_by FROM facts WHERE id = ?", (at,)).fetchone()
+            at = row[0] if row else None
+        return seen
+
+    def set_resolution(self, old: int, new: int, resolution: str | None, client: str = "", note: str = "",
+                       undoes: int | None = None) -> int:
+        """Mark the pair (old, new) as `resolution` ('keep_both', or None: open again), one history
+        entry ("resolve"); the pair's row is made when no write proposed it. The entry's id."""
+        state, db = self.state, self.state.db
+        with state.writing():
+            facts = self.reader.get_many([old, new])
+            for fid in (old, new):
+                if fid not in facts:
+                    raise NotFound(f"no fact with id {fid}")
+            row = db.execute("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", (old, new)).fetchone()
+            if row is None:
+                score = float(state.vectors.vector(old) @ state.vectors.vector(new)) if old in state.vectors and new in state.vectors else 0.0
+                db.execute("INSERT INTO conflicts (old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?)",
+                           (old, new, round(score, 6), json.dumps(differences(facts[old].text, facts[new].text), ensure_ascii=False),
+                            resolution))
+            else:
+                db.execute("UPDATE conflicts SET resolution = ? WHERE old = ? AND new = ?", (resolution, old, new))
+            before = {"old": old, "new": new, "resolution": row[0] if row else None}
+            return self.history.record(client, "resolve", new, before=before, after=before | {"resolution": resolution},
+                                       note=note, undoes=undoes)
+
+    def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None,
+               replaced: list[dict] = ()) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed. The
         history keeps the whole fact, so the delete can be undone."""
         state, db = self.state, self.state.db
@@ -246,6 +372,10 @@ class Writer:
             db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
             db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
             db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+            db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
+            for r in replaced:  # the undo of an add that replaced facts: they are as they were, in this write
+                db.execute("UPDATE facts SET valid_until = ?, superseded_by = ? WHERE id = ? AND superseded_by = ?",
+                           (r.get("valid_until"), r.get("superseded_by"), r["id"], fact_id))
             after.append(partial(state.vectors.remove, fact_id))
         if state.full:  # does it fit again? Then its vectors are read now
             state.version = None
@@ -274,9 +404,14 @@ class Writer:
             elif entry.op in ("edit",):
                 b = entry.before
                 fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client,
-                                 note=note, undoes=entry_id)
+                                 note=note, undoes=entry_id, validity=(b.get("valid_until"), b.get("superseded_by")))
             elif entry.op in ("add", "restore"):
-                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
+                replaced = (entry.before or {}).get("replaced", [])
+                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id, replaced=replaced)
+            elif entry.op == "resolve":
+                b = entry.before
+                self.set_resolution(b["old"], b["new"], b["resolution"], client=client, note=note, undoes=entry_id)
+                fact = None
             else:  # settings
                 fact = None
                 self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
@@ -288,14 +423,24 @@ class Writer:
         in use is IdTaken)."""
         if entry.op == "delete":
             return
-        if entry.op == "settings":
+        if entry.op == "resolve":
+            a = entry.after
+            row = self.state.db.execute("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", (a["old"], a["new"])).fetchone()
+            now_holds, left, newer = {"resolution": row[0] if row else None}, {"resolution": a["resolution"]}, None
+        elif entry.op == "settings":
             now_holds, left = self.state.settings(), entry.after
             newer = self.state.db.execute("SELECT max(id) FROM history WHERE op = 'settings' AND id > ?",
                                           (entry.id,)).fetchone()[0]
         else:
             fact = self.reader.get(entry.fact_id)  # gone since: NotFound, as before
             now_holds = {k: getattr(fact, k) for k in CHANGED_FIELDS}
-            left = {k: entry.after[k] for k in CHANGED_FIELDS}
+            left = {k: entry.after.get(k) for k in CHANGED_FIELDS}
+            if entry.op == "add":  # and the facts it replaced are still replaced by it
+                for r in (entry.before or {}).get("replaced", []):
+                    still = self.reader.get_many([r["id"]]).get(r["id"])
+                    if still is None or still.superseded_by != entry.fact_id:
+                        now_holds = {**now_holds, f"fact {r['id']}": still.to_dict() if still else None}
+                        left = {**left, f"fact {r['id']}": f"replaced by {entry.fact_id}"}
             newer = self.state.db.execute("SELECT max(id) FROM history WHERE fact_id = ? AND id > ?",
                                           (entry.fact_id, entry.id)).fetchone()[0]
         if now_holds != left:

@@ -1,0 +1,77 @@
+"""The contradictions queue: the proposals writes made (lifecycle.py says which), while both facts
+are current and nobody resolved them, and their resolution. Resolving is a write (writing.py):
+"replace" and "keep_old" replace one fact by the other, "keep_both" marks the pair. Each is one
+history entry, undoable."""
+
+from __future__ import annotations
+
+import json
+
+from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
+from .history import clean_page_cursor
+from .lifecycle import clean_resolution, is_current
+from .state import State
+from .writing import Writer
+
+OLD = ", ".join(f"o.{c}" for c in FACT_COLUMNS.split(", "))
+NEW = ", ".join(f"n.{c}" for c in FACT_COLUMNS.split(", "))
+COLUMNS = len(FACT_COLUMNS.split(", "))
+# Open: not resolved, and both facts current now.
+OPEN = ("c.resolution IS NULL AND (o.valid_until IS NULL OR o.valid_until > ?)"
+        " AND (n.valid_until IS NULL OR n.valid_until > ?)")
+FROM = "conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id = c.new"
+
+
+class Conflicts:
+    def __init__(self, state: State, writer: Writer):
+        self.state = state
+        self.writer = writer
+
+    def open(self, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None, int]:
+        """Newest first: (conflicts, next cursor or None, how many are open)."""
+        before = clean_page_cursor(cursor)
+        at = now()
+        page, args = OPEN, [at, at]
+        if before is not None:
+            page += " AND c.id < ?"
+            args.append(before)
+        db = self.state.db
+        with self.state.reading():
+            total = db.execute(f"SELECT count(*) FROM {FROM} WHERE {OPEN}", (at, at)).fetchone()[0]
+            rows = db.execute(f"SELECT c.id, c.score, c.differs, {OLD}, {NEW} FROM {FROM} WHERE {page} ORDER BY c.id DESC LIMIT ?",
+                              [*args, limit + 1]).fetchall()
+        out = [{"id": r[0], "old": Fact(*r[3 : 3 + COLUMNS]).to_dict(), "new": Fact(*r[3 + COLUMNS :]).to_dict(),
+                "score": r[1], "differs": json.loads(r[2])} for r in rows[:limit]]
+        return out, str(out[-1]["id"]) if len(rows) > limit else None, total
+
+    def resolve(self, old: object, new: object, resolution: object, client: str = "") -> dict:
+        """Resolve the pair: "replace" (new replaces old), "keep_old" (old replaces new) or
+        "keep_both". Any two current facts may be resolved, proposed or not."""
+        resolution = clean_resolution(resolution)
+        ids = []
+        for name, value in (("old", old), ("new", new)):
+            if value is None:
+                raise InvalidInput(f"{name} is required: a fact id")
+            ids.append(clean_id(value))
+        old_id, new_id = ids
+        if old_id == new_id:
+            raise InvalidInput("old and new are the same fact")
+        with self.state.lock:  # the checks and the write as one, against this process's writers
+            with self.state.reading():
+                facts = self.writer.reader.get_many([old_id, new_id])
+            for fid in ids:
+                if fid not in facts:
+                    raise NotFound(f"no fact with id {fid}")
+                if not is_current(facts[fid].valid_until, ""):
+                    raise InvalidInput(f"fact {fid} is not current: resolve only current facts")
+            note = {"replace": f"resolved: #{new_id} replaces #{old_id}", "keep_old": f"resolved: #{old_id} is right, #{new_id} replaced",
+                    "keep_both": f"resolved: #{old_id} and #{new_id} are both true"}[resolution]
+            if resolution == "keep_both":
+                entry = self.writer.set_resolution(old_id, new_id, "keep_both", client=client, note=note)
+            else:
+                replaced, by = (old_id, new_id) if resolution == "replace" else (new_id, old_id)
+                self.writer.edit(replaced, superseded_by=by, client=client, note=note)
+                entry = self.state.db.execute("SELECT max(id) FROM history WHERE fact_id = ?", (replaced,)).fetchone()[0]
+            with self.state.reading():
+                both = self.writer.reader.get_many([old_id, new_id])
+        return {"old": both[old_id].to_dict(), "new": both[new_id].to_dict(), "resolution": resolution, "entry": entry}
