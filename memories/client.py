@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -95,10 +95,40 @@ class Fact:
     source: str
     created_at: datetime
     updated_at: datetime
+    valid_until: datetime | None = None  # after it the fact is no longer current (contract v4)
+    superseded_by: int | None = None  # the fact that replaced this one
 
     @classmethod
     def from_json(cls, d: dict) -> Fact:
-        return cls(d["id"], d["text"], d["type"], d.get("source", ""), parse_time(d["created_at"]), parse_time(d["updated_at"]))
+        until = d.get("valid_until")
+        return cls(d["id"], d["text"], d["type"], d.get("source", ""), parse_time(d["created_at"]), parse_time(d["updated_at"]),
+                   parse_time(until) if until else None, d.get("superseded_by"))
+
+    def current_at(self, when: datetime) -> bool:
+        return self.valid_until is None or self.valid_until > when
+
+    @property
+    def status(self) -> str:
+        """current, replaced or expired, now."""
+        if self.current_at(datetime.now(UTC)):
+            return "current"
+        return "replaced" if self.superseded_by is not None else "expired"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A fact a new one may replace (a write's `conflicts`), or an open pair of GET /conflicts."""
+    old: Fact
+    score: float
+    differs: dict  # {"kinds", "old", "new"}: what kind of difference, and the words each has that the other lacks
+    new: Fact | None = None
+    id: int | None = None  # the pair's id in GET /conflicts
+
+    @classmethod
+    def from_json(cls, d: dict) -> Proposal:
+        if "old" in d:  # GET /conflicts
+            return cls(Fact.from_json(d["old"]), float(d["score"]), d["differs"], Fact.from_json(d["new"]), d.get("id"))
+        return cls(Fact.from_json(d["fact"]), float(d["score"]), d["differs"])
 
 
 @dataclass(frozen=True)
@@ -107,6 +137,13 @@ class AddResult:
     created: bool
     match: str | None = None
     score: float | None = None
+    conflicts: list[Proposal] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, b: dict) -> AddResult:
+        dup = b.get("duplicate") or {}
+        return cls(Fact.from_json(b["fact"]), bool(b["created"]), dup.get("match"), dup.get("score"),
+                   [Proposal.from_json(c) for c in b.get("conflicts") or []])
 
 
 @dataclass(frozen=True)
@@ -126,6 +163,7 @@ class Hit:
     bm25: float | None = None
     cosine: float | None = None
     parts: dict | None = None  # {"kw", "vec", "rerank"}: what each list (and the rerank) added to the score
+    current: bool = True
 
 
 @dataclass(frozen=True)
@@ -310,11 +348,13 @@ class MemoryClient:
         return self._parse(lambda b: bool(b["created"]), body)
 
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
-                   limit: int = 50, cursor: str | None = None, order: str | None = None) -> Page:
+                   limit: int = 50, cursor: str | None = None, order: str | None = None, status: str | None = None,
+                   as_of: str | None = None) -> Page:
         """A page of facts in `order` (`created`, the memory's default, `updated`, `id`, each with
-        `_asc`); a cursor pages only the order it came from."""
+        `_asc`); a cursor pages only the order it came from. `status` (all, current, replaced,
+        expired) and `as_of` (the memory as it was then)."""
         params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor,
-                                    "order": order}.items() if v}
+                                    "order": order, "status": status if status != "all" else None, "as_of": as_of}.items() if v}
         body = self._request("GET", "/facts", safe=True, params=params)
         return self._parse(lambda b: Page([Fact.from_json(f) for f in b["facts"]], b.get("next_cursor"), int(b["total"])), body)
 
@@ -332,18 +372,15 @@ class MemoryClient:
         return self._parse(Fact.from_json, self._request("GET", f"/facts/{int(fact_id)}", safe=True))
 
     def add(self, text: str, type: str = "fact", source: str = "", *, id: int | None = None,
-            created_at: str | None = None, updated_at: str | None = None, force: bool = False) -> AddResult:
+            created_at: str | None = None, updated_at: str | None = None, force: bool = False,
+            supersedes: list[int] | None = None, valid_until: str | None = None) -> AddResult:
         """Store a fact (or get the one it duplicates). id and the times restore a deleted fact;
-        `force` stores it even over a near duplicate (the owner's "store anyway")."""
+        `force` stores it even over a near duplicate (the owner's "store anyway"); `supersedes`:
+        the facts it replaces; `valid_until`: when it stops being current."""
         payload = {"text": text, "type": type, "source": source, **({"force": True} if force else {})}
-        payload.update({k: v for k, v in {"id": id, "created_at": created_at, "updated_at": updated_at}.items() if v is not None})
-        body = self._request("POST", "/facts", json=payload)
-
-        def parse(b):
-            dup = b.get("duplicate") or {}
-            return AddResult(Fact.from_json(b["fact"]), bool(b["created"]), dup.get("match"), dup.get("score"))
-
-        return self._parse(parse, body)
+        payload.update({k: v for k, v in {"id": id, "created_at": created_at, "updated_at": updated_at,
+                                          "supersedes": supersedes or None, "valid_until": valid_until}.items() if v is not None})
+        return self._parse(AddResult.from_json, self._request("POST", "/facts", json=payload))
 
     def add_many(self, facts: list[dict], restore: bool = False) -> list[AddResult]:
         """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none.
@@ -351,16 +388,14 @@ class MemoryClient:
         body = self._request("POST", "/facts/batch", json={"facts": facts, **({"restore": True} if restore else {})},
                              timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
 
-        def parse(b):
-            return [AddResult(Fact.from_json(r["fact"]), bool(r["created"]), (r.get("duplicate") or {}).get("match"),
-                              (r.get("duplicate") or {}).get("score")) for r in b["results"]]
-
-        return self._parse(parse, body)
+        return self._parse(lambda b: [AddResult.from_json(r) for r in b["results"]], body)
 
     def edit(self, fact_id: int, *, text: str | None = None, type: str | None = None, source: str | None = None,
-             note: str = "") -> Fact:
-        """`note`: why, as the memory's history keeps it."""
+             note: str = "", **validity) -> Fact:
+        """`note`: why, as the memory's history keeps it. `validity`: valid_until (a time) and/or
+        superseded_by (an id), None clearing either."""
         changes = {k: v for k, v in {"text": text, "type": type, "source": source}.items() if v is not None}
+        changes.update({k: v for k, v in validity.items() if k in ("valid_until", "superseded_by")})
         return self._parse(Fact.from_json, self._request("PATCH", f"/facts/{int(fact_id)}", json=changes,
                                                          params={"note": note} if note else None))
 
@@ -369,9 +404,15 @@ class MemoryClient:
         return self._parse(Fact.from_json, body["fact"]) if "fact" in body else None
 
     def recall(self, query: str, *, type: str | None = None, limit: int = 15, debug: bool = False,
-               fusion: dict | None = None, mode: str = "hybrid", log: bool = True) -> Recall:
-        """`log=False` keeps it out of the recall log (the owner's own look, not the agent's recall)."""
+               fusion: dict | None = None, mode: str = "hybrid", log: bool = True, as_of: str | None = None,
+               include_stale: bool = False) -> Recall:
+        """`log=False` keeps it out of the recall log (the owner's own look, not the agent's recall).
+        From the facts current now, or `as_of` then; `include_stale`: from every fact."""
         payload: dict = {"query": query, "limit": limit, "debug": debug}
+        if as_of:
+            payload["as_of"] = as_of
+        if include_stale:
+            payload["include_stale"] = True
         if not log:
             payload["log"] = False
         if mode != "hybrid":  # hybrid is the default: a memory of the base contract takes this request too
@@ -385,7 +426,7 @@ class MemoryClient:
         def parse(b):
             return Recall(
                 results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
-                             h.get("bm25"), h.get("cosine"), h.get("parts")) for h in b["results"]],
+                             h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True)) for h in b["results"]],
                 mode=b.get("mode", "hybrid"),
                 warning=b.get("warning"),
                 kw=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["bm25"], h.get("highlighted")) for h in b.get("kw", [])],
@@ -400,13 +441,29 @@ class MemoryClient:
 
         return self._parse(parse, body)
 
-    def explain(self, query: str, fact_id: int, *, type: str | None = None, fusion: dict | None = None) -> dict:
+    def explain(self, query: str, fact_id: int, *, type: str | None = None, fusion: dict | None = None,
+                as_of: str | None = None, include_stale: bool = False) -> dict:
         payload: dict = {"query": query, "id": int(fact_id)}
+        if as_of:
+            payload["as_of"] = as_of
+        if include_stale:
+            payload["include_stale"] = True
         if type:
             payload["type"] = type
         if fusion:
             payload["fusion"] = fusion
         return self._request("POST", "/explain", safe=True, json=payload)
+
+    def conflicts(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[Proposal], str | None, int]:
+        """Open proposals, newest first: (pairs, next cursor, how many are open)."""
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+        body = self._request("GET", "/conflicts", safe=True, params=params)
+        return self._parse(lambda b: ([Proposal.from_json(c) for c in b["conflicts"]], b.get("next_cursor"), int(b["total"])), body)
+
+    def resolve(self, old: int, new: int, resolution: str) -> tuple[Fact, Fact, int]:
+        """replace (new replaces old), keep_old (old replaces new) or keep_both: (old, new, the history entry)."""
+        body = self._request("POST", "/conflicts/resolve", json={"old": int(old), "new": int(new), "resolution": resolution})
+        return self._parse(lambda b: (Fact.from_json(b["old"]), Fact.from_json(b["new"]), int(b["entry"])), body)
 
     def duplicates(self, threshold: float = 0.97, *, type: str | None = None, limit: int = 1000) -> tuple[list[Pair], int]:
         params = {"threshold": threshold, "limit": limit, **({"type": type} if type else {})}

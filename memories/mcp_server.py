@@ -29,20 +29,36 @@ from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .client import Conflict, Fact, MemoryClient, MemoryServiceError, NotFound, StatusError
+from .client import Conflict, Fact, MemoryClient, MemoryServiceError, NotFound, Proposal, StatusError
 
 INSTRUCTIONS = """A long-term memory of short facts about the owner and the work, each typed fact, skill
 or log. Search it before answering anything the owner may have said before; save a fact when
 the owner tells you something worth keeping (one short sentence, about "the owner" rather than
-"I"). Saving a fact that is already there returns the existing one instead of a copy."""
+"I"). Saving a fact that is already there returns the existing one instead of a copy.
+Facts change: when the owner tells you something that replaces what the memory holds (the standup
+moved, a new address), save the new fact with supersedes=[the old fact's id]; search answers
+from what is true now. A save lists the facts it may replace: decide, and if one is replaced,
+call memory_supersede."""
 
 Type = Literal["fact", "skill", "log"]
 Mode = Literal["hybrid", "keyword", "vector"]
 
 
 def fact_dict(f: Fact) -> dict:
-    return {"id": f.id, "text": f.text, "type": f.type, "source": f.source,
-            "created_at": f.created_at.isoformat(), "updated_at": f.updated_at.isoformat()}
+    out = {"id": f.id, "text": f.text, "type": f.type, "source": f.source,
+           "created_at": f.created_at.isoformat(), "updated_at": f.updated_at.isoformat()}
+    if f.valid_until is not None:
+        out["valid_until"] = f.valid_until.isoformat()
+    if f.superseded_by is not None:
+        out["superseded_by"] = f.superseded_by
+    return out
+
+
+def proposal_words(new_id: int, p: Proposal) -> str:
+    """A proposal as an agent can act on it."""
+    old, new = " ".join(p.differs.get("old", [])) or "-", " ".join(p.differs.get("new", [])) or "-"
+    return (f"this may replace #{p.old.id} {p.old.text!r} (differs: {old} / {new}); if it does, call memory_supersede "
+            f"with old={p.old.id} and new={new_id} (or save with supersedes=[{p.old.id}] next time)")
 
 
 def memory_url(url: str, name: str | None) -> str:
@@ -85,17 +101,42 @@ def create_server(client: MemoryClient) -> MCPServer:
         text: Annotated[str, Field(description="One short fact, e.g. 'The owner prefers metric units.'", min_length=1, max_length=8000)],
         type: Annotated[Type, Field(description="fact (about the world or the owner), skill (how to do something) or log (an event)")] = "fact",
         source: Annotated[str, Field(description="Where it came from, e.g. 'chat' or a file name", max_length=200)] = "agent",
+        supersedes: Annotated[list[int] | None, Field(description="Ids of facts this one replaces (they stop being current), "
+                                                      "e.g. [12] when 'The standup is at 9:00' replaces #12 'The standup is at 9:30'",
+                                                      max_length=20)] = None,
+        valid_until: Annotated[str | None, Field(description="When this fact stops being true, an ISO-8601 time with a zone, "
+                                                  "e.g. '2026-12-04T18:00:00Z' for 'in Lisbon until Friday'")] = None,
         ctx: Context | None = None,
     ) -> dict:
         """Store a fact in long-term memory. If the memory already holds it (the same text, or a near
         rewording of the same type), nothing new is stored: the answer has created=false and the
-        existing fact, with how it matched (exact or near) and the cosine score."""
-        result = call(client.named(client_name(ctx)).add, text, type, source)
+        existing fact, with how it matched (exact, near, or replaced: an older fact said this and was
+        replaced since) and the cosine score. When the fact replaces one the memory holds, pass
+        its id in supersedes. A new fact's answer lists under `may_replace` the facts it may
+        replace: if one of them is no longer true, call memory_supersede."""
+        result = call(client.named(client_name(ctx)).add, text, type, source, supersedes=supersedes, valid_until=valid_until)
         out = {"id": result.fact.id, "created": result.created, "fact": fact_dict(result.fact)}
         if not result.created:
-            out["duplicate"] = {"match": result.match, "score": result.score,
-                                "why": f"fact {result.fact.id} already says this ({result.match} match)"}
+            why = f"fact {result.fact.id} already says this ({result.match} match)"
+            if result.match == "replaced":
+                why = (f"fact {result.fact.id} said this and was replaced by fact {result.fact.superseded_by}; "
+                       "if it is true again, save it with supersedes=[" f"{result.fact.superseded_by}]")
+            out["duplicate"] = {"match": result.match, "score": result.score, "why": why}
+        if result.conflicts:
+            out["may_replace"] = [{"id": p.old.id, "text": p.old.text, "score": round(p.score, 3), "differs": p.differs,
+                                   "what_to_do": proposal_words(result.fact.id, p)} for p in result.conflicts]
         return out
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=False))
+    def memory_supersede(
+        old: Annotated[int, Field(description="The fact that is no longer true", ge=1)],
+        new: Annotated[int, Field(description="The fact that replaces it", ge=1)],
+        ctx: Context | None = None,
+    ) -> dict:
+        """Mark fact `old` as replaced by fact `new` (both already stored): search stops returning
+        the old one, which stays in the memory's history. The owner can undo it."""
+        fact = call(client.named(client_name(ctx)).edit, old, superseded_by=new, note=f"replaced by #{new}")
+        return {"replaced": fact_dict(fact), "by": new}
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def memory_search(
@@ -103,13 +144,16 @@ def create_server(client: MemoryClient) -> MCPServer:
         mode: Annotated[Mode, Field(description="hybrid (default: words and meaning), keyword (exact words) or vector (meaning only)")] = "hybrid",
         type: Annotated[Type | None, Field(description="Only facts of this type")] = None,
         limit: Annotated[int, Field(description="How many hits", ge=1, le=100)] = 10,
+        as_of: Annotated[str | None, Field(description="Recall what was true then instead of now: an ISO-8601 time "
+                                            "with a zone, e.g. '2026-06-01T00:00:00Z'")] = None,
         ctx: Context | None = None,
     ) -> dict:
-        """Recall the facts that best answer a query, best first. Each hit has its score and `via`:
-        kw (matched words), vec (similar meaning) or both."""
-        result = call(client.named(client_name(ctx)).recall, query, type=type, limit=limit, mode=mode)
-        out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "score": h.score, "via": h.via}
-                                             for h in result.results]}
+        """Recall the facts that best answer a query, best first, from what is true now (facts that
+        were replaced or expired are left out; as_of asks about the past). Each hit has its score,
+        `via` (kw: matched words, vec: similar meaning, or both) and `stored`: when it was saved."""
+        result = call(client.named(client_name(ctx)).recall, query, type=type, limit=limit, mode=mode, as_of=as_of)
+        out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "stored": h.fact.created_at.date().isoformat(),
+                                              "score": h.score, "via": h.via} for h in result.results]}
         if result.warning:
             out["warning"] = result.warning
         return out

@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.memory_service import ROOT, free_port
 
 pytestmark = pytest.mark.slow
-TOOLS = {"memory_save", "memory_search", "memory_get", "memory_update", "memory_delete", "memory_stats"}
+TOOLS = {"memory_save", "memory_search", "memory_get", "memory_update", "memory_delete", "memory_stats", "memory_supersede"}
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +109,35 @@ def test_save_find_update_and_delete_through_mcp(service):
     assert updated["text"].endswith("3141.") and stats["facts"] >= 1 and stats["consistent"] is True
     assert deleted["deleted"] == saved["id"]
     assert "not_found" in error_text(gone)
+
+
+def test_an_agent_replaces_a_fact_and_search_answers_from_what_is_true_now(service):
+    """The lifecycle loop as an agent runs it: a stated fact, its update with supersedes, and a
+    search that returns only the update; then a save that proposes a replacement, which the agent
+    confirms with memory_supersede."""
+    async def steps(client):
+        old = data(await client.call_tool("memory_save", {"text": "The owner's team standup is at 9:30."}))
+        new = data(await client.call_tool("memory_save", {"text": "The owner's team standup is at 9:00.",
+                                                          "supersedes": [old["id"]]}))
+        found = data(await client.call_tool("memory_search", {"query": "When is the team standup?", "limit": 5}))
+        then = data(await client.call_tool("memory_search", {"query": "When is the team standup?", "limit": 5,
+                                                             "as_of": old["fact"]["created_at"]}))
+        a = data(await client.call_tool("memory_save", {"text": "The owner's gym locker is number 41."}))
+        b = data(await client.call_tool("memory_save", {"text": "The owner's gym locker is number 17."}))
+        confirmed = data(await client.call_tool("memory_supersede", {"old": a["id"], "new": b["id"]}))
+        locker = data(await client.call_tool("memory_search", {"query": "Which gym locker is the owner's?", "limit": 5}))
+        return old, new, found, then, a, b, confirmed, locker
+
+    old, new, found, then, a, b, confirmed, locker = run(service, steps)
+    ids = [h["fact"]["id"] for h in found["hits"]]
+    assert new["id"] in ids and old["id"] not in ids
+    assert all(h["stored"] for h in found["hits"])
+    assert old["id"] in [h["fact"]["id"] for h in then["hits"]] and new["id"] not in [h["fact"]["id"] for h in then["hits"]]
+    [proposal] = [p for p in b["may_replace"] if p["id"] == a["id"]]
+    assert "41 / 17" in proposal["what_to_do"] and "memory_supersede" in proposal["what_to_do"]
+    assert confirmed["replaced"]["superseded_by"] == b["id"]
+    locker_ids = [h["fact"]["id"] for h in locker["hits"]]
+    assert b["id"] in locker_ids and a["id"] not in locker_ids
 
 
 def test_bad_calls_come_back_as_tool_errors_with_the_contracts_message(service):
