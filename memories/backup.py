@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
-FIELDS = ("id", "text", "type", "source", "created_at", "updated_at")  # an export restores as it was
+FIELDS = ("id", "text", "type", "source", "created_at", "updated_at", "valid_until", "superseded_by")  # an export restores as it was
 SHOWN = 10  # merged facts an import names, one a line
 
 
@@ -31,7 +31,7 @@ class Backup:
 
 
 def fact_line(fact: dict) -> str:
-    return json.dumps({k: fact[k] for k in FIELDS}, ensure_ascii=False) + "\n"
+    return json.dumps({k: fact.get(k) for k in FIELDS}, ensure_ascii=False) + "\n"
 
 
 def settings_line(settings: dict | None) -> str:

@@ -1,0 +1,94 @@
+"""The local engine's lifecycle (memories/lifecycle.py, the write and read paths that use it):
+the golden `differs` cases both memories share, and what the HTTP contract suite cannot reach
+as directly: a batch, an old memory migrating, the chain check, the as-of boundaries."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memories.facts import InvalidInput
+from memories.lifecycle import PROPOSE_MOST, differences, proposals
+from memories.store import Memory
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "lifecycle.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda c: c["new"][:40])
+def test_differences_answer_as_the_golden_file_says(case):
+    assert differences(case["old"], case["new"]) == case["differs"]
+
+
+def test_proposals_take_the_closest_eligible_over_the_bar_ties_to_the_smaller_id():
+    near = [(5, 0.7), (3, 0.7), (9, 0.49), (2, 0.9), (8, 0.6), (7, 0.95)]
+    assert proposals(near, eligible={2, 3, 5, 8, 9}) == [(2, 0.9), (3, 0.7), (5, 0.7)]
+    assert len(proposals(near, eligible={2, 3, 5, 7, 8})) == PROPOSE_MOST
+
+
+@pytest.fixture
+def memory(tmp_path, minilm):
+    m = Memory(tmp_path / "m.db", minilm)
+    yield m
+    m.close()
+
+
+def test_a_batch_replaces_and_proposes_within_itself_in_one_commit(memory):
+    [old] = memory.add_many([{"text": "The owner's locker code is 1234."}])
+    results = memory.add_many([
+        {"text": "The owner's locker code is 5678.", "supersedes": [old.fact.id]},
+        {"text": "The owner's bicycle code is 5678."},
+    ])
+    assert all(r.created for r in results)
+    assert memory.get(old.fact.id).superseded_by == results[0].fact.id
+    # Replacing the same fact twice in a batch is refused whole: nothing of it is stored.
+    before = memory.count()
+    with pytest.raises(InvalidInput, match=str(results[0].fact.id)):
+        memory.add_many([{"text": "The owner's locker code is 9999.", "supersedes": [results[0].fact.id]},
+                         {"text": "The owner's locker code is 0000.", "supersedes": [results[0].fact.id]}])
+    assert memory.count() == before and memory.get(results[0].fact.id).superseded_by is None
+
+
+def test_a_loop_is_refused_however_long_the_chain(memory):
+    a, b, c = (memory.add(t).fact.id for t in ("The owner's tutor is Ana.", "The owner's tutor is Ben.", "The owner's tutor is Cy."))
+    memory.edit(a, superseded_by=b)
+    memory.edit(b, superseded_by=None)  # (b was never replaced: this changes nothing)
+    memory.edit(b, superseded_by=c)
+    memory.edit(a, superseded_by=None)  # a current again, so it could replace c...
+    with pytest.raises(InvalidInput, match="not current"):
+        memory.edit(c, superseded_by=b)  # ...but b is not current
+    # A chain written by hand (an import) that would loop is still caught.
+    memory.db.execute("UPDATE facts SET superseded_by = ?, valid_until = NULL WHERE id = ?", (a, c))
+    memory.db.commit()
+    with pytest.raises(InvalidInput, match="loop"):
+        memory.edit(a, superseded_by=c)
+
+
+def test_as_of_is_inclusive_of_creation_and_exclusive_of_the_end(memory):
+    old = memory.add("The owner's flat is on Elm Road.").fact
+    new = memory.add_many([{"text": "The owner's flat is on Oak Lane.", "supersedes": [old.id]}])[0].fact
+    at = lambda t: [h["fact"]["id"] for h in memory.recall("Where is the owner's flat?", as_of=t)["results"]]  # noqa: E731
+    assert old.id in at(old.created_at) and new.id not in at(old.created_at)
+    assert new.id in at(new.created_at) and old.id not in at(new.created_at)  # valid_until is the new fact's creation
+    facts, _, _ = memory.list(as_of=old.created_at)
+    assert [f.id for f in facts] == [old.id]
+
+
+def test_a_memory_from_before_the_lifecycle_migrates_with_every_fact_current(tmp_path, minilm):
+    path = tmp_path / "old.db"
+    m = Memory(path, minilm)
+    fid = m.add("The owner's passport expires in 2031.").fact.id
+    m.close()
+    conn = sqlite3.connect(path)  # back to before migration 9, as a v3 memory was
+    conn.executescript("""DROP INDEX facts_valid; DROP TABLE conflicts;
+        ALTER TABLE facts DROP COLUMN valid_until; ALTER TABLE facts DROP COLUMN superseded_by;
+        DELETE FROM schema_migrations WHERE version = 9;""")
+    conn.close()
+    m = Memory(path, minilm)
+    try:
+        fact = m.get(fid)
+        assert fact.valid_until is None and fact.superseded_by is None
+        assert [h["fact"]["id"] for h in m.recall("passport")["results"]] == [fid]
+        assert m.conflicts() == ([], None, 0)
+    finally:
+        m.close()
