@@ -31,6 +31,15 @@ def clean_client(value: object) -> str:
     return value
 
 
+def client_matches(name: str) -> tuple[str, list]:
+    """SQL for "entries of this client": the name as given, or followed by a space and a version
+    ("walk-agent" finds "walk-agent 0.1", the MCP server's "name version"), as the Worker's does."""
+    name = clean_client(name)
+    if not name:
+        return "client = ?", [""]
+    return "(client = ? OR substr(client, 1, ?) = ?)", [name, len(name) + 1, name + " "]
+
+
 def clean_page_cursor(cursor: str | None) -> int | None:
     """The history's and the recall log's cursor: the last id of the previous page."""
     if not cursor:
@@ -127,8 +136,9 @@ class History:
             where.append("op = ?")
             args.append(op)
         if client is not None:
-            where.append("client = ?")
-            args.append(clean_client(client))
+            sql, client_args = client_matches(client)
+            where.append(sql)
+            args.extend(client_args)
         if fact_id is not None:
             where.append("fact_id = ?")
             args.append(fact_id)

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import asdict, dataclass
 
 from .facts import InvalidInput, NotFound, StoreError, now, valid_unicode
-from .history import clean_client, clean_page_cursor
+from .history import clean_page_cursor, client_matches
 from .migrations import transaction
 from .state import State
 
@@ -81,8 +81,9 @@ class RecallLog:
         """Newest first: (recalls, next cursor or None, total matching the filters)."""
         where, args = [], []
         if client is not None:
-            where.append("client = ?")
-            args.append(clean_client(client))
+            sql, client_args = client_matches(client)
+            where.append(sql)
+            args.extend(client_args)
         if q:
             if len(q) > MAX_FILTER:
                 raise InvalidInput(f"q is {len(q)} characters; the limit is {MAX_FILTER}")

@@ -452,11 +452,14 @@ class Writer:
     def set_settings(self, settings: dict | Callable[[dict], dict], client: str = "", note: str = "",
                      undoes: int | None = None) -> dict:
         """The memory's own settings (a Fusion as a dict, and `threshold` when it has its own
-        duplicate threshold; or a function of those before that gives them), recorded with those before."""
+        duplicate threshold; or a function of those before that gives them), recorded with those
+        before; settings equal to those in use change nothing and record nothing."""
         state = self.state
         with state.writing() as after:
             before = state.settings()
             fusion = settings(before) if callable(settings) else settings
+            if fusion == before:  # a value already in use: nothing changes, so nothing to record or undo
+                return fusion
             state.set_meta("settings", json.dumps(fusion))
             self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)
             after.append(partial(state.use_settings, fusion))

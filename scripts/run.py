@@ -16,6 +16,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -145,6 +146,14 @@ def local_wrangler_config() -> Path:
     return path
 
 
+def free_port() -> str:
+    """A port nothing listens on now: wrangler's inspector otherwise takes 9229, which a second
+    wrangler (or a Node debugger) on the machine holds already."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
 def worker_memory(env: dict, python: str) -> list[Process]:
     """The Worker and its Durable Object on workerd, state in var/worker, embedding with the local model."""
     bin_ = WORKER / "node_modules" / ".bin"
@@ -158,7 +167,7 @@ def worker_memory(env: dict, python: str) -> list[Process]:
     wrangler_env = {**env, "PATH": f"{node22}:{bin_}:{env['PATH']}", "WRANGLER_SEND_METRICS": "false",
                     "CLOUDFLARE_CF_FETCH_ENABLED": "false", "WRANGLER_HIDE_BANNER": "true"}
     worker = Process("wrangler dev", [str(bin_ / "wrangler"), "dev", "--config", str(local_wrangler_config()),
-                                      "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT,
+                                      "--local", "--ip", "127.0.0.1", "--port", WORKER_PORT, "--inspector-port", free_port(),
                                       "--persist-to", str(VAR / "worker"), "--show-interactive-dev-session=false",
                                       *[a for k, v in variables.items() for a in ("--var", f"{k}:{v}")]],
                      f"http://127.0.0.1:{WORKER_PORT}/health", wrangler_env, WORKER)

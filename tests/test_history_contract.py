@@ -284,7 +284,7 @@ def test_undo_of_an_older_edit_over_a_newer_one_is_a_409_naming_it_unless_forced
     assert refused.status_code == 409, refused.text
     error = refused.json()["error"]
     assert error["code"] == "changed_since" and error["entry"] == latest["id"] and str(latest["id"]) in error["message"]
-    assert error["current"] == {"text": newer["text"], "type": "fact", "source": ""}
+    assert error["current"] == {"text": newer["text"], "type": "fact", "source": "", "valid_until": None, "superseded_by": None}
     assert api.get(f"/facts/{fact['id']}").json()["text"] == newer["text"]  # nothing changed
     assert api.get(f"/history/{edit['id']}").json()["undone_by"] is None
     assert api.post(f"/history/{edit['id']}/undo", json={"force": "yes"}).status_code == 422
