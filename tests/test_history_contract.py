@@ -351,3 +351,23 @@ def test_forgetting_a_fact_for_good_removes_its_words_and_its_text_in_the_recall
         assert word not in logged_rows
     # The word matches nothing any more, and recall does not offer it.
     assert api.get("/facts", params={"q": word}).json()["total"] == 0
+
+
+def test_a_client_filter_finds_the_name_with_or_without_its_version(api):
+    fact = as_client(api, "walk-agent 0.1")("POST", "/facts", json={"text": unique("The owner's walking boots are size 43.")}).json()
+    as_client(api, "walk-agent-two")("POST", "/facts", json={"text": unique("The owner's running shoes are size 44.")})
+    as_client(api, "walk-agent 0.1")("POST", "/recall", json={"query": "walking boots"})
+    for route, key in (("/history", "entries"), ("/recalls", "recalls")):
+        found = api.get(route, params={"client": "walk-agent"}).json()[key]
+        assert found and {e["client"] for e in found} == {"walk-agent 0.1"}, route
+        assert api.get(route, params={"client": "walk-agent 0.1"}).json()[key] == found
+        assert api.get(route, params={"client": "walk"}).json()[key] == []
+    assert fact["created"] is True
+
+
+def test_settings_already_in_use_change_nothing_and_record_nothing(api):
+    api.put("/settings", json={"fusion": {"rerank": 3}})
+    before = api.get("/history", params={"op": "settings"}).json()["entries"]
+    assert api.put("/settings", json={"fusion": {"rerank": 3}}).status_code == 200
+    assert api.get("/history", params={"op": "settings"}).json()["entries"] == before
+    api.put("/settings", json={"fusion": {"preset": "default"}})
