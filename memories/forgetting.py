@@ -1,5 +1,5 @@
 """What "forget for good" removes (DELETE /history?fact_id=N), in one write: every history entry
-of the fact, its text in the recall log (the rows keep its id, marked forgotten), and the words of
+of the fact and its copy in the add entries of the facts that replaced it, its proposals, its text in the recall log (the rows keep its id, marked forgotten), and the words of
 its texts that no fact in the memory holds any more. A secret stored by mistake then leaves no
 copy in the file besides what SQLite has yet to overwrite (docs/security.md)."""
 
@@ -21,6 +21,8 @@ def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
         texts = [v["text"] for row in db.execute("SELECT before, after FROM history WHERE fact_id = ?", (fact_id,))
                  for v in map(json.loads, filter(None, row)) if isinstance(v, dict) and isinstance(v.get("text"), str)]
         removed = db.execute("DELETE FROM history WHERE fact_id = ?", (fact_id,)).rowcount
+        texts += forget_replaced(db, fact_id)
+        db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
         recall_log.forget(fact_id)
         unheld = [w for w in words_of(texts) if not held(db, w)]
         if unheld:
@@ -28,6 +30,20 @@ def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
             if not state.full:  # a memory past its budget holds no word: none to read again
                 after.append(state.vocab.reload)
     return removed
+
+
+def forget_replaced(db, fact_id: int) -> list[str]:
+    """The fact as another fact's add entry keeps it (`before.replaced`: what that add replaced),
+    taken out of those entries; its texts there. The add's undo then leaves it as it is."""
+    texts = []
+    rows = db.execute("SELECT h.id, h.before FROM history h WHERE h.op = 'add' AND h.before IS NOT NULL AND EXISTS ("
+                      "SELECT 1 FROM json_each(h.before, '$.replaced') WHERE json_extract(value, '$.id') = ?)", (fact_id,))
+    for entry, before in rows.fetchall():
+        before = json.loads(before)
+        texts += [f["text"] for f in before["replaced"] if f.get("id") == fact_id]
+        before["replaced"] = [f for f in before["replaced"] if f.get("id") != fact_id]
+        db.execute("UPDATE history SET before = ? WHERE id = ?", (json.dumps(before, ensure_ascii=False) if before["replaced"] else None, entry))
+    return texts
 
 
 def held(db, word: str) -> bool:

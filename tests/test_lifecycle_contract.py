@@ -251,3 +251,15 @@ def test_a_restore_keeps_validity_and_what_replaced_what(api):
     assert r.status_code == 200, r.text
     assert [api.get(f"/facts/{f['id']}").json() for f in facts] == facts
     assert "The owner's bank is Monzo." not in texts(recall(api, "Which bank does the owner use?"))
+
+
+def test_forgetting_a_replaced_fact_leaves_its_text_in_no_entry(api):
+    secret = "The owner's old door code is 8841-SECRET."
+    old = add(api, secret)
+    new = add(api, "The owner's door code changed.", supersedes=[old["id"]])
+    api.delete(f"/facts/{old['id']}")
+    assert api.delete("/history", params={"fact_id": old["id"]}).status_code == 200
+    entries = api.get("/history", params={"limit": 100}).json()["entries"]
+    assert "8841-SECRET" not in str(entries)
+    add_entry = latest_entry(api, new["id"])
+    assert add_entry["op"] == "add" and add_entry["before"] is None
