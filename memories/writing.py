@@ -222,7 +222,9 @@ class Writer:
                     for old in replaced.values():  # each named fact replaced by this one, in this write
                         db.execute("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?",
                                    (fid, max(old.created_at, created_at), old.id))
-                    conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, item.supersedes)
+                    # (a near duplicate stored over with `force` is the same fact, not one it replaces)
+                    leave = (*item.supersedes, *([near[0]] if near else []))
+                    conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, leave)
                     fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by)
                     why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
                     if replaced:

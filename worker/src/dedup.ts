@@ -3,7 +3,7 @@
 
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{L}[\p{L}\p{N}]*/gu;
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
-const NEGATIONS = set("not no never none nobody nothing nowhere neither nor cannot without n't");
+export const NEGATIONS = set("not no never none nobody nothing nowhere neither nor cannot without n't");
 const NUMBER_WORDS = set(`zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
   sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
   thousand million billion first second third fourth fifth sixth seventh eighth ninth tenth
@@ -23,7 +23,7 @@ export function words(text: string): string[] {
   return lowered.match(/n't|[\p{L}\p{N}]+/gu) ?? [];
 }
 
-function numbers(tokens: string[]): string[] {
+export function numbers(tokens: string[]): string[] {
   const out: string[] = [];
   for (const t of tokens) {
     const digits = t.replace(/[^0-9]/g, "");
@@ -33,21 +33,21 @@ function numbers(tokens: string[]): string[] {
   return out;
 }
 
-function names(text: string): Set<string> {
+export function names(text: string): Set<string> {
   return new Set((text.match(CAPITALISED) ?? []).filter((w) => isUpper(w[0]) && !COMMON.has(w.toLowerCase())).map((w) => w.toLowerCase()));
 }
 
-function calendar(tokens: string[]): Set<string> {
+export function calendar(tokens: string[]): Set<string> {
   return new Set(tokens.filter((w) => CALENDAR.has(w) || CALENDAR.has(w.slice(0, -1))).map((w) => (CALENDAR.has(w) ? w : w.slice(0, -1))));
 }
 
-function mentions(tokens: string[], name: string): boolean {
+export function mentions(tokens: string[], name: string): boolean {
   return tokens.includes(name) || tokens.includes(name.endsWith("s") ? name.slice(0, -1) : name) || tokens.includes(name + "s");
 }
 
-const sameList = (a: string[], b: string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
-const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
-const count = (tokens: string[], words: Set<string>) => tokens.filter((w) => words.has(w)).length;
+export const sameList = (a: string[], b: string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+export const sameSet = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+export const count = (tokens: string[], words: Set<string>) => tokens.filter((w) => words.has(w)).length;
 
 /** Why two near-identical texts still state different facts, or null if nothing says so. */
 export function distinct(a: string, b: string): string | null {

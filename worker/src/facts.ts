@@ -22,13 +22,16 @@ export interface Fact {
   source: string;
   created_at: string;
   updated_at: string;
+  valid_until: string | null;  // after it the fact is no longer current (lifecycle.ts)
+  superseded_by: number | null;  // the fact that replaced it (which may since have been deleted)
 }
 
 export type Row = Record<string, SqlStorageValue>;
-export const FACT_COLUMNS = "id, text, type, source, created_at, updated_at";
+export const FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by";
 export const asFact = (r: Row): Fact => ({
   id: r.id as number, text: r.text as string, type: r.type as FactType, source: r.source as string,
   created_at: r.created_at as string, updated_at: r.updated_at as string,
+  valid_until: r.valid_until as string | null, superseded_by: r.superseded_by as number | null,
 });
 
 export const chars = (s: string) => [...s].length;  // Python's len(): code points, not UTF-16 units
@@ -56,6 +59,15 @@ export function cleanId(value: unknown): number | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) throw invalid(`id must be a whole number from 1 to ${MAX_FACT_ID}`);
   return value;
+}
+
+/** A field that names a fact (superseded_by, a resolve's old and new), as facts.py `clean_id_named`. */
+export function cleanIdNamed(value: unknown, name: string): number | null {
+  try {
+    return cleanId(value);
+  } catch {
+    throw invalid(`${name} must be a fact id: a whole number from 1 to ${MAX_FACT_ID}`);
+  }
 }
 
 /** A recall's or explain's query, and its type filter when it has one. */

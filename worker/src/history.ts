@@ -8,7 +8,7 @@ import type { Fusion } from "./recall";
 import { HttpError, invalid, notFound } from "./http";
 import { Part, type State } from "./state";
 
-export const OPS = ["add", "edit", "delete", "restore", "settings"] as const;
+export const OPS = ["add", "edit", "delete", "restore", "settings", "resolve"] as const;
 export type Op = (typeof OPS)[number];
 export const DEFAULT_KEEP = 10_000;
 // The trash is the history's deletes: other writes never push them out. A delete stays undoable

@@ -159,7 +159,7 @@ export class MemoryObject extends DurableObject<Env> {
       "/facts": {
         GET: () => reader.list(p.get("type") || null, p.get("source") || null, p.get("q") || null,
           intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, idList(p.get("ids")),
-          p.get("order") || null),
+          p.get("order") || null, p.get("status"), p.get("as_of") || null),
         POST: async () => writer.addOne(await readJson(request), client()),
       },
       "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client()) },
@@ -170,6 +170,8 @@ export class MemoryObject extends DurableObject<Env> {
           p.get("type") || null, intParam(p.get("limit"), "limit", 1000, 1, 10_000)),
       },
       "/duplicates/nearest": { GET: () => ({ nearest: review.nearest(p.get("type") || null), floor: state.floor }) },
+      "/conflicts": { GET: () => review.conflicts(intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null) },
+      "/conflicts/resolve": { POST: async () => writer.resolve(await readJson(request), client()) },
       "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
       "/reindex": { POST: () => writer.reindex() },
       "/history": {

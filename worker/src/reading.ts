@@ -4,6 +4,7 @@
 
 import { FACT_COLUMNS, type Fact, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { invalid, notFound, wellFormed } from "./http";
+import { type Clause, cleanAsOf, cleanStatus, leaveOut as leavingOut, statusFilter } from "./lifecycle";
 import { casefold } from "./text";
 import { idf, information, quote } from "./recall";
 import type { Expansion } from "./searching";
@@ -39,13 +40,15 @@ export class Reader extends Part {
     return out;
   }
 
-  /** In `order` (ORDERS; newest first by default), as reading.py's `list`. */
+  /** In `order` (ORDERS; newest first by default), as reading.py's `list`; `status` and `asOf`
+   * as lifecycle.ts `statusFilter` says. */
   list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null, ids: number[] | null = null,
-    orderParam: string | null = null) {
+    orderParam: string | null = null, status: string | null = null, asOf: string | null = null) {
     const order = cleanOrder(orderParam);
     const [column, newestFirst] = ORDERS[order];
-    const where: string[] = [];
-    const args: SqlStorageValue[] = [];
+    const [lifecycle, lifecycleArgs]: Clause = statusFilter(cleanStatus(status), cleanAsOf(asOf));
+    const where: string[] = lifecycle ? [lifecycle] : [];
+    const args: SqlStorageValue[] = [...lifecycleArgs];
     if (ids !== null) {
       // One binding for up to 100 ids: with the other filters they would pass the object's 100 a statement.
       where.push("id IN (SELECT value FROM json_each(?))");
@@ -101,14 +104,23 @@ export class Reader extends Part {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
   }
 
-  /** Top `depth` by BM25 as [id, bm25], lower (better) first. */
-  keyword(match: string, type: FactType | null, depth: number): [number, number][] {
+  /** The ids of `hidden` (lifecycle.ts: the facts recall leaves out), for the vector search. */
+  hiddenIds(hidden: Clause | null): Set<number> {
+    if (!hidden) return new Set();
+    return new Set(this.sql.exec<{ id: number }>(hidden[0], ...hidden[1]).toArray().map((r) => r.id));
+  }
+
+  /** Top `depth` by BM25 as [id, bm25], lower (better) first, the `hidden` facts left out in the
+   * query, so the depth is of those answered from. */
+  keyword(match: string, type: FactType | null, depth: number, hidden: Clause | null = null): [number, number][] {
     if (!match) return [];
+    const [leaveOut, leaveOutArgs] = leavingOut(hidden);
     try {
       const rows = type
         ? this.sql.exec("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
-            + " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?", match, type, depth)
-        : this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?", match, depth);
+            + ` WHERE facts_fts MATCH ? AND facts.type = ?${leaveOut} ORDER BY s, facts_fts.rowid LIMIT ?`, match, type, ...leaveOutArgs, depth)
+        : this.sql.exec(`SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ?${leaveOut} ORDER BY s, rowid LIMIT ?`,
+            match, ...leaveOutArgs, depth);
       return rows.toArray().map((r) => [r.id as number, r.s as number]);
     } catch (e) {
       // The builder quotes every term, so this should not happen; if it does (a damaged index),

@@ -1,11 +1,14 @@
 // What review asks of the memory (memories/review.py): the pairs of near duplicates over a
-// threshold, each fact's nearest same-type cosine (the histogram) and a fact's neighbours. At or
-// above the floor the pairs kept on write answer; until the fill (background.ts) has caught up
-// they are a 503 `building` that says how far it is: all pairs in JavaScript would pass the
-// CPU limit of a big memory. Below the floor every pair is computed, as review.py does.
+// threshold, each fact's nearest same-type cosine (the histogram), a fact's neighbours, and the
+// open proposals (the contradictions queue, memories/conflicts.py; resolving is a write,
+// writing.ts). At or above the floor the pairs kept on write answer; until the fill
+// (background.ts) has caught up they are a 503 `building` that says how far it is: all pairs in
+// JavaScript would pass the CPU limit of a big memory. Below the floor every pair is computed,
+// as review.py does.
 
 import { distinct } from "./dedup";
-import { type Fact, cleanType } from "./facts";
+import { type Fact, cleanType, stamp } from "./facts";
+import { cleanPageCursor } from "./history";
 import { HttpError } from "./http";
 import type { Reader } from "./reading";
 import { Part, type State } from "./state";
@@ -67,6 +70,27 @@ export class Review extends Part {
       {}, { "Retry-After": String(RETRY_AFTER) });
   }
 
+  /** GET /conflicts: the open proposals, newest first, a page of `limit` after `cursor` (the last
+   * id of the previous page, as the history's), and how many are open. */
+  conflicts(limit: number, cursor: string | null) {
+    const now = stamp(new Date());
+    const before = cleanPageCursor(cursor);
+    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n ${OPEN}`, now, now).one().n;
+    const [page, pageArgs] = before === null ? ["", []] : [" AND c.id < ?", [before]];
+    const rows = this.sql.exec(`SELECT c.id, c.old, c.new, c.score, c.differs ${OPEN}${page} ORDER BY c.id DESC LIMIT ?`,
+      now, now, ...pageArgs, limit + 1).toArray();
+    const shown = rows.slice(0, limit);
+    const facts = this.reader.getMany(shown.flatMap((r) => [r.old as number, r.new as number]));
+    return {
+      conflicts: shown.map((r) => ({
+        id: r.id as number, old: facts.get(r.old as number)!, new: facts.get(r.new as number)!, score: r.score as number,
+        differs: JSON.parse(r.differs as string),
+      })),
+      next_cursor: rows.length > limit ? String(shown[shown.length - 1].id) : null,
+      total,
+    };
+  }
+
   neighbours(id: number, limit: number) {
     this.reader.get(id);
     if (this.state.full) throw this.state.fullError();
@@ -77,6 +101,11 @@ export class Review extends Part {
     return { neighbours: near.map(([i, s]) => ({ fact: facts.get(i), cosine: s })) };
   }
 }
+
+// An open proposal: not resolved, and both its facts current (a proposal whose fact was replaced
+// or expired since is no longer asked about; it is kept, and is open again if that is undone).
+const OPEN = "FROM conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id = c.new WHERE c.resolution IS NULL"
+  + " AND (o.valid_until IS NULL OR o.valid_until > ?) AND (n.valid_until IS NULL OR n.valid_until > ?)";
 
 /** A pair as the contract gives it; `distinct`: why the two may be different facts after all
  * (dedup.ts, as review.py does), for the owner's review. */

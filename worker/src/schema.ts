@@ -98,6 +98,26 @@ export const MIGRATIONS: string[] = [
   // 7: the trash (the history's deletes) is pruned apart from the other entries (history.ts
   // `record`), which finds the newest deletes by this index.
   `CREATE INDEX history_op ON history (op, id);`,
+  // 8: the fact lifecycle (lifecycle.ts), as migration 9 of memories/migrations.py: a fact stops
+  // being current at its valid_until and names the fact that replaced it; every existing fact
+  // stays current. Recall leaves out the facts past their valid_until, found by facts_valid
+  // (partial: current facts are not in it). `conflicts` holds each proposal a write made (old:
+  // the fact the new one may replace) and the pairs the owner marked both true ('keep_both'),
+  // which are never proposed again.
+  `ALTER TABLE facts ADD COLUMN valid_until TEXT;
+   ALTER TABLE facts ADD COLUMN superseded_by INTEGER;
+   CREATE INDEX facts_valid ON facts (valid_until) WHERE valid_until IS NOT NULL;
+   CREATE TABLE conflicts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     old INTEGER NOT NULL,
+     new INTEGER NOT NULL,
+     score REAL NOT NULL,
+     differs TEXT NOT NULL,  -- JSON: lifecycle.ts differences
+     resolution TEXT,  -- NULL: open; 'keep_both'
+     UNIQUE (old, new)
+   );
+   CREATE INDEX conflicts_old ON conflicts (old);
+   CREATE INDEX conflicts_new ON conflicts (new);`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -6,6 +6,7 @@
 import type { Background } from "./background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
 import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
+import { type Clause, cleanAsOf, hidden as hiddenBy, isCurrent, leaveOut as leavingOut } from "./lifecycle";
 import {
   DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, hasToken, infoTerms,
   match as matchOf, matchTerms, rerank, rerankPlan, score, terms, via,
@@ -71,7 +72,17 @@ export interface RecallAsk {
   debug: boolean;
   fusion: Fusion;
   mode: Mode;
+  asOf: string | null;  // recall what was current then (null: now)
+  includeStale: boolean;  // replaced and expired facts too
 }
+
+/** Which facts a recall or an explain answers from, read from its body: `as_of` and `include_stale`. */
+function answeredFrom(data: Record<string, unknown>): { asOf: string | null; includeStale: boolean } {
+  return { asOf: cleanAsOf(data.as_of), includeStale: boolParam(data.include_stale, "include_stale", false) };
+}
+
+/** The facts those leave out (lifecycle.ts `hidden`), or null: none. */
+const leftOut = (ask: { asOf: string | null; includeStale: boolean }): Clause | null => (ask.includeStale ? null : hiddenBy(ask.asOf));
 
 export class Searcher extends Part {
   constructor(state: State, private reader: Reader, private background: Background) {
@@ -114,11 +125,12 @@ export class Searcher extends Part {
 
   /** The keyword list, the vector list, every fused hit best first and the query's information
    * (method "info"): the candidates this object finds, ranked by recall.ts `fuse` (synchronous:
-   * no write can land between). `match` holds the `expansions` (see `plan`). */
+   * no write can land between). `match` holds the `expansions` (see `plan`). Both lists leave
+   * out the `hidden` facts (the ids, `hiddenIds`, for the vectors) before taking their depth. */
   private rank(query: string, match: string, expansions: Expansion[], qvec: Float32Array | null, type: FactType | null, f: Fusion,
-    mode: Mode = "hybrid") {
-    const kw = mode === "vector" ? [] : this.reader.keyword(match, type, f.depth);
-    const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth) : [];
+    mode: Mode = "hybrid", hidden: Clause | null = null, hiddenIds: Set<number> = new Set()) {
+    const kw = mode === "vector" ? [] : this.reader.keyword(match, type, f.depth, hidden);
+    const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth, null, hiddenIds) : [];
     const words = expansions.map((e) => e.word);
     const { counts, info } = kw.length ? this.reader.termCounts(infoTerms(f, query, words), expansions) : { counts: [], info: null };
     return { kw, vec, info, counts, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
@@ -157,7 +169,8 @@ export class Searcher extends Part {
     const debug = data.debug ?? false;
     if (typeof debug !== "boolean") throw invalid("debug must be true or false");
     const fusion = fusionParam(data, this.state.fusion);
-    return { query, type: type as FactType | null, limit, debug, fusion, mode: choiceParam(data.mode, "mode", "hybrid", MODES) };
+    const mode = choiceParam(data.mode, "mode", "hybrid", MODES);
+    return { query, type: type as FactType | null, limit, debug, fusion, mode, ...answeredFrom(data) };
   }
 
   async recall(ask: RecallAsk): Promise<Answer & Record<string, unknown>> {
@@ -169,7 +182,9 @@ export class Searcher extends Part {
     // consistent view; the rerank's model call only reorders rows already read.
     const started = performance.now();
     const { match, expansions } = this.plan(query, termVectors, f, mode);
-    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode);
+    const hidden = leftOut(ask);
+    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode, hidden,
+      this.reader.hiddenIds(hidden));
     const top = all.slice(0, Math.max(limit, mode === "hybrid" ? f.rerank : 0));
     const wanted = new Set(top.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -187,7 +202,8 @@ export class Searcher extends Part {
     const cosine = new Map(vec);
     const out: Answer & Record<string, unknown> = {
       results: fused.map((h) => ({
-        fact: facts.get(h.id)!, score: score(h), via: via(h.kw_rank, h.vec_rank), kw_rank: h.kw_rank, vec_rank: h.vec_rank,
+        fact: facts.get(h.id)!, current: current(facts.get(h.id)!, ask.asOf), score: score(h), via: via(h.kw_rank, h.vec_rank),
+        kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
       })),
       mode: warning ? "keyword-only" : mode,
@@ -212,10 +228,15 @@ export class Searcher extends Part {
     const query = checkQuery(data.query, type);
     const id = intParam(data.id, "id", 0, 1, Number.MAX_SAFE_INTEGER);
     const f = fusionParam(data, this.state.fusion);
+    const from = answeredFrom(data);
     this.reader.get(id);  // an unknown id is a 404 before the model spends time on the query
     const [qvec, termVectors, warning] = await this.embedQuery(query, f, "hybrid");
     const fact = this.reader.get(id);  // again after the await: it may have been deleted meanwhile
     const { match, expansions } = this.plan(query, termVectors, f);
+    // Ranks among the facts recall answers from: a fact left out has its scores and no rank.
+    const hidden = leftOut(from);
+    const hiddenIds = this.reader.hiddenIds(hidden);
+    const [leaveOut, leaveOutArgs] = leavingOut(hidden);
     const queryTerms = new Set(this.reader.tokens(matchTerms(match).join(" ")));
     const factTerms = this.sql.exec<{ term: string }>("SELECT term FROM fts_terms WHERE doc = ? ORDER BY offset", id).toArray().map((r) => r.term);
     let bm25: number | null = null;
@@ -224,18 +245,18 @@ export class Searcher extends Part {
       // rowid checked here too: see `matching` on the object's SQLite and rowid constraints.
       const row = this.sql.exec("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? AND rowid = ?", match, id)
         .toArray().find((r) => r.id === id);
-      if (row && (!type || fact.type === type)) {
-        bm25 = row.s as number;
+      if (row && (!type || fact.type === type)) bm25 = row.s as number;
+      if (bm25 !== null && !hiddenIds.has(id)) {
         const [typeSql, typeArgs] = type ? [" AND facts.type = ?", [type]] : ["", []];
         kwRank = 1 + this.sql.exec<{ n: number }>(
           "SELECT count(*) AS n FROM (SELECT bm25(facts_fts) AS s, facts_fts.rowid AS id FROM facts_fts"
-            + ` JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?${typeSql}) WHERE s < ? OR (s = ? AND id < ?)`,
-          match, ...typeArgs, bm25, bm25, id,
+            + ` JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ?${typeSql}${leaveOut}) WHERE s < ? OR (s = ? AND id < ?)`,
+          match, ...typeArgs, ...leaveOutArgs, bm25, bm25, id,
         ).one().n;
       }
     }
-    const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null) : [null, null];
-    const { fused: all, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f);
+    const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null, hiddenIds) : [null, null];
+    const { fused: all, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f, "hybrid", hidden, hiddenIds);
     // As recall reranks (hybrid): the top's rows read before the model call, nothing after it.
     const top = qvec ? this.reader.getMany(all.slice(0, f.rerank).map((h) => h.id)) : new Map<number, Fact>();
     const [fused] = qvec ? await this.rerankTop(query, all, f, top) : [all];
@@ -245,7 +266,7 @@ export class Searcher extends Part {
     const out: Record<string, unknown> = {
       fact, match, query_terms: [...queryTerms].sort(), fact_terms: factTerms,
       matched_terms: [...queryTerms].filter((t) => factTerms.includes(t)).sort(),
-      bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, depth: f.depth,
+      bm25, kw_rank: kwRank, cosine, vec_rank: vecRank, current: current(fact, from.asOf), depth: f.depth,
       kw_contribution: parts.kw, vec_contribution: parts.vec, rerank_contribution: parts.rerank,
       score: parts.kw + parts.vec + parts.rerank, information: info, expansions: shown(expansions), fused_rank: hit ? at + 1 : null, fusion: f,
     };
@@ -253,3 +274,6 @@ export class Searcher extends Part {
     return out;
   }
 }
+
+/** Whether a fact was current at `asOf`, or is now (a result's `current`). */
+const current = (fact: Fact, asOf: string | null) => isCurrent(fact.valid_until, fact.created_at, asOf);

@@ -14,7 +14,9 @@ import { Vocabulary } from "./vocabulary";
 
 const SAMPLED_ROWS = 256;  // matrix rows /stats compares with the table
 // What the vectors and words in memory may take (MEMORY_BUDGET_BYTES): an object's isolate has
-// 128 MB, and a request needs the rest (its body, a batch's vectors, SQLite's results).
+// 128 MB, and a request needs the rest (its body, a batch's vectors, SQLite's results). The
+// lifecycle adds nothing held here: which facts are current is read from the table each request
+// (lifecycle.ts `hidden`), and the proposals live in their table.
 export const DEFAULT_BUDGET = 100 * 2 ** 20;
 const MIB = 2 ** 20;
 

@@ -2,7 +2,7 @@
 // stored text is stripped of, and the key exact dedup compares (facts.py `clean_text`, `text_key`).
 
 // str.isspace(): JavaScript's trim() also strips U+FEFF and leaves U+001C-001F and U+0085.
-const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+export const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const EDGES = new RegExp(`^[${SPACE}]+|[${SPACE}]+$`, "g");
 
 /** Python's str.strip(). */

@@ -247,16 +247,26 @@ export class VectorIndex {
   /** The k nearest as [id, exact cosine], best first, ties by id: exact search's answer, by
    * vectors.py's rule. The best k + `rescore` on the codes are rescored, then every other row
    * whose code score and bound could still reach the k-th exact cosine (a crowd of rows closer
-   * together than the codes' error). */
-  search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null): [number, number][] {
+   * together than the codes' error). `hidden`: facts left out before the k are taken (recall's
+   * facts no longer current), so the k are among the others. */
+  search(q: Float32Array, type: FactType | null = null, k = 30, exclude: number | null = null, hidden: Iterable<number> = []): [number, number][] {
     const s = this.approx(q, type);
     if (exclude !== null && this.row.has(exclude)) s[this.row.get(exclude)!] = -Infinity;
+    this.leaveOut(s, hidden);
     const first = best(s, k + this.rescore);
     const found = this.exact(q, first).sort(byScore);
     const kth = found.length >= k ? found[k - 1][1] : -Infinity;
     for (const i of first) s[i] = -Infinity;  // rescored already
     const more = this.reach(s, norm(q), kth);
     return (more.length ? found.concat(this.exact(q, more)).sort(byScore) : found).slice(0, k);
+  }
+
+  /** Code scores of the `hidden` ids' rows to -Infinity: nothing after (`best`, `reach`) picks them. */
+  private leaveOut(s: Float64Array, hidden: Iterable<number>): void {
+    for (const id of hidden) {
+      const i = this.row.get(id);
+      if (i !== undefined) s[i] = -Infinity;
+    }
   }
 
   /** Every row of the type at or above cosine `min`, as [id, exact cosine] in row order: each
@@ -276,15 +286,17 @@ export class VectorIndex {
 
   /** Where one fact stands for a query: [1-based rank or null, cosine or null], its place in
    * `search`'s order (a tie goes to the smaller id). A row whose code scores within its bound of
-   * the fact's cosine is rescored; the others are surely above or below. */
-  rankOf(q: Float32Array, id: number, type: FactType | null): [number | null, number | null] {
+   * the fact's cosine is rescored; the others are surely above or below. Among the rows not
+   * `hidden` (as `search`): a hidden fact has its cosine and no rank. */
+  rankOf(q: Float32Array, id: number, type: FactType | null, hidden: Set<number> = new Set()): [number | null, number | null] {
     const i = this.row.get(id);
     if (i === undefined) return [null, null];
     const mine = this.exact(q, [i]);
     if (!mine.length) return [null, null];
     const c = mine[0][1];
-    if (type !== null && this.types[i] !== TYPES.indexOf(type)) return [null, c];
+    if ((type !== null && this.types[i] !== TYPES.indexOf(type)) || hidden.has(id)) return [null, c];
     const s = this.approx(q, type);
+    this.leaveOut(s, hidden);
     const qn = norm(q);
     let better = 0;
     const unsure: number[] = [];

@@ -11,9 +11,10 @@
 
 import type { Background } from "./background";
 import { distinct } from "./dedup";
-import { type Fact, MAX_BATCH, cleanId, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
+import { type Fact, MAX_BATCH, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
 import { type Entry, type History, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, strictBool, tooLarge } from "./http";
+import { type Differs, PROPOSE, type Resolution, cleanResolution, cleanSupersedes, differences, isCurrent, proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { fusionParam } from "./searching";
@@ -32,6 +33,21 @@ export const RESTORED = "from a backup: stored as it was, without the duplicate 
 
 /** How `addMany` stores (its defaults: an add, deduplicated). */
 type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; check?: () => void };
+
+/** A created fact's proposal: a current fact it may replace (lifecycle.ts `proposals`). */
+type Proposal = { id: number; fact: Fact; score: number; differs: Differs };
+
+/** A pair of facts and how the owner resolved it (null: open), a `resolve` entry's before and after. */
+type Resolved = { old: number; new: number; resolution: Resolution | null };
+
+/** What PATCH changes of a fact's validity: a field left out is undefined, null clears it. */
+type Validity = { superseded_by?: number | null; valid_until?: string | null };
+
+// What an undo of an edit puts back, so what it would overwrite (writing.py CHANGED_FIELDS).
+const CHANGED_FIELDS = ["text", "type", "source", "valid_until", "superseded_by"] as const;
+const changedFields = (f: object): Record<string, unknown> =>
+  Object.fromEntries(CHANGED_FIELDS.map((k) => [k, (f as Record<string, unknown>)[k] ?? null]));
+const later = (a: string, b: string) => (a > b ? a : b);
 
 /** Equal as Python compares two dicts decoded from JSON: the same keys and values, in any order. */
 function sameJson(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
@@ -60,24 +76,39 @@ export class Writer extends Part {
 
   // -- duplicates -----------------------------------------------------------------------
 
-  private exactDuplicate(text: string, type: FactType, exclude: number | null = null): [number, string, number] | null {
-    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? LIMIT 1", type, textKey(text), exclude).toArray();
+  // Dedup compares with current facts only: a replaced or expired fact is no duplicate. `skip`:
+  // the facts a new one replaces (its `supersedes`), no duplicate of it either.
+
+  private exactDuplicate(text: string, type: FactType, exclude: number | null = null, skip: number[] = []): [number, string, number] | null {
+    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ?"
+      + " AND (valid_until IS NULL OR valid_until > ?) AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1",
+    type, textKey(text), exclude, stamp(new Date()), JSON.stringify(skip)).toArray();
     return rows.length ? [rows[0].id as number, "exact", 1.0] : null;
   }
 
-  /** [existing id, "exact" or "near", score] of a fact this one would duplicate; `near` holds
-   * [id, exact cosine] of every same-type fact at or above the threshold (and maybe more). */
-  private findDuplicate(text: string, type: FactType, near: [number, number][], exclude: number | null = null): [number, string, number] | null {
-    const exact = this.exactDuplicate(text, type, exclude);
+  /** [existing id, "exact" or "near", score] of a current fact this one would duplicate; `near`
+   * holds [id, exact cosine] of every same-type fact at or above the threshold (and maybe more). */
+  private findDuplicate(text: string, type: FactType, near: [number, number][], exclude: number | null = null,
+    skip: number[] = []): [number, string, number] | null {
+    const exact = this.exactDuplicate(text, type, exclude, skip);
     if (exact) return exact;
-    // The nearest same-type facts at or above the threshold, best first; the first that does not
-    // differ in a number, date, name or negation is the duplicate (dedup.ts says why).
-    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude)
-      .sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, NEAR_CANDIDATES);
+    // The nearest current same-type facts at or above the threshold, best first; the first that
+    // does not differ in a number, date, name or negation is the duplicate (dedup.ts says why).
+    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude && !skip.includes(id))
+      .sort((x, y) => y[1] - x[1] || x[0] - y[0]);
     if (!over.length) return null;
-    const texts = this.reader.getMany(over.map(([id]) => id));
-    const same = over.find(([id]) => texts.has(id) && distinct(text, texts.get(id)!.text) === null);
+    const facts = this.reader.getMany(over.map(([id]) => id));
+    const live = over.filter(([id]) => facts.has(id) && current(facts.get(id)!)).slice(0, NEAR_CANDIDATES);
+    const same = live.find(([id]) => distinct(text, facts.get(id)!.text) === null);
     return same ? [same[0], "near", same[1]] : null;
+  }
+
+  /** The newest replaced fact of the type that holds the text (the same key), when no current one
+   * does: what was true before the owner moved on, not stored again. */
+  private replacedDuplicate(text: string, type: FactType): Fact | null {
+    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1",
+      type, textKey(text)).toArray();
+    return rows.length ? this.reader.get(rows[0].id as number) : null;
   }
 
   /** The lowest cosine a write needs: the duplicate threshold's and the pairs' floor. */
@@ -86,15 +117,78 @@ export class Writer extends Part {
   }
 
   /** [id, exact cosine] of every same-type fact of the index and then of `pending` at or above
-   * `least` (the index finds them on its codes: vectors.ts). */
-  private near(vector: Float32Array, type: FactType, pending: Pending[]): [number, number][] {
-    const out = this.vectors.near(vector, type, this.least);
+   * `min` (the index finds them on its codes: vectors.ts). */
+  private near(vector: Float32Array, type: FactType, pending: Pending[], min: number): [number, number][] {
+    const out = this.vectors.near(vector, type, min);
     for (const p of pending) {
       if (p.type !== type) continue;
       const s = dot(p.vector, vector);  // summed as the index's exact rows are
-      if (s >= this.least) out.push([p.id, s]);
+      if (s >= min) out.push([p.id, s]);
     }
     return out;
+  }
+
+  // -- the lifecycle --------------------------------------------------------------------
+
+  /** 422 unless each of `ids` is a fact of this memory not replaced already (a `supersedes`). */
+  private checkSupersedes(ids: number[]): Fact[] {
+    const facts = this.reader.getMany(ids);
+    return ids.map((id) => {
+      const f = facts.get(id);
+      if (!f) throw invalid(`supersedes names fact ${id}, which does not exist`);
+      if (f.superseded_by !== null) throw invalid(`supersedes names fact ${id}, which fact ${f.superseded_by} replaced already`);
+      return f;
+    });
+  }
+
+  /** Each of `old` replaced by fact `by`, created at `at`, inside the write: `superseded_by` it, and
+   * `valid_until` the later of the two creations (an older fact replacing leaves it never current). */
+  private replace(old: Fact[], by: number, at: string): void {
+    for (const f of old) this.sql.exec("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?", by, later(f.created_at, at), f.id);
+  }
+
+  /** 422 unless fact `by` may replace fact `id`: another fact, current, and not replaced through a
+   * chain that leads back to `id` (no loop). Answers that fact. */
+  private replacer(id: number, by: number): Fact {
+    const what = `superseded_by names fact ${by}`;
+    if (by === id) throw invalid(`superseded_by names fact ${id} itself: a fact cannot replace itself`);
+    const f = this.reader.getMany([by]).get(by);
+    if (!f) throw invalid(`${what}, which does not exist`);
+    if (!current(f)) throw invalid(`${what}, which is not current: only a current fact replaces`);
+    const seen = new Set([by]);  // (a loop written by hand stops)
+    for (let at = f.superseded_by; at !== null && !seen.has(at); at = this.reader.getMany([at]).get(at)?.superseded_by ?? null) {
+      if (at === id) throw invalid(`${what}, whose chain leads back to fact ${id}: a loop`);
+      seen.add(at);
+    }
+    return f;
+  }
+
+  /** A fact's `valid_until` and `superseded_by` after PATCH's `life` (absent: as they are). A new
+   * `superseded_by` is checked (`replacer`) and ends its validity at the later creation; null
+   * clears both. `putBack` (an undo): each as given, unchecked. */
+  private validity(fact: Fact, life: Validity, putBack = false): [string | null, number | null] {
+    if (putBack) return [life.valid_until ?? null, life.superseded_by ?? null];
+    let [until, by] = [fact.valid_until, fact.superseded_by];
+    if (life.superseded_by !== undefined) {
+      by = life.superseded_by;
+      until = by === null ? null : later(fact.created_at, this.replacer(fact.id, by).created_at);
+    }
+    if (life.valid_until !== undefined) until = life.valid_until;
+    validFrom(until, fact.created_at);
+    return [until, by];
+  }
+
+  /** A created fact's proposals (lifecycle.ts `proposals`), stored as open conflicts inside its
+   * write: of `near`, the current facts other than those it replaces (`skip`) and its duplicate. */
+  private propose(id: number, text: string, near: [number, number][], skip: number[], duplicate: number | null): Proposal[] {
+    const over = near.filter(([other, s]) => s >= PROPOSE && other !== id && other !== duplicate && !skip.includes(other));
+    const facts = this.reader.getMany(over.map(([other]) => other));
+    const chosen = proposals(over, (other) => facts.has(other) && current(facts.get(other)!));
+    return chosen.map(([other, cosine]) => {
+      const [score, differs] = [round6(cosine), differences(facts.get(other)!.text, text)];
+      this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", other, id, score, JSON.stringify(differs));
+      return { id: other, fact: facts.get(other)!, score, differs };
+    });
   }
 
   /** 507 `memory_full` unless `facts` more rows and the new words of `texts` fit in the budget. */
@@ -124,20 +218,36 @@ export class Writer extends Part {
   }
 
   /** Store facts with dedup on write: each fact all or nothing, the batch one transaction; each
-   * stored fact is one history entry (`op` add, or restore for an undone delete). `restore`: no
-   * dedup at all (what was there, force-stored near duplicates and all); an id in use is still a
-   * 409. `check`: what must still hold, run again inside the transaction (an undo's). */
+   * stored fact is one history entry (`op` add, or restore for an undone delete), which holds the
+   * facts it replaced (`supersedes`) as they were. `restore`: no dedup at all (what was there,
+   * force-stored near duplicates and all) and no proposals, `superseded_by` kept; an id in use is
+   * still a 409. `check`: what must still hold, run again inside the transaction (an undo's). */
   private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}) {
     const { op = "add", note = "", undoes = null, restore = false, check } = how;
-    const clean = items.map((i) => ({
-      text: cleanText(i.text),
-      type: cleanType(i.type ?? "fact"),
-      source: cleanSource(i.source ?? ""),
-      created_at: cleanTime(i.created_at, "created_at"),
-      updated_at: cleanTime(i.updated_at, "updated_at"),
-      id: cleanId(i.id),
-      force: boolParam(i.force, "force", false),  // store even over a near (not an exact) duplicate
-    }));
+    const clean = items.map((i) => {
+      const c = {
+        text: cleanText(i.text),
+        type: cleanType(i.type ?? "fact"),
+        source: cleanSource(i.source ?? ""),
+        created_at: cleanTime(i.created_at, "created_at"),
+        updated_at: cleanTime(i.updated_at, "updated_at"),
+        id: cleanId(i.id),
+        force: boolParam(i.force, "force", false),  // store even over a near (not an exact) duplicate
+        valid_until: cleanTime(i.valid_until, "valid_until"),
+        superseded_by: cleanIdNamed(i.superseded_by, "superseded_by"),  // kept only by a restore
+        supersedes: cleanSupersedes(i.supersedes),
+      };
+      validFrom(c.valid_until, c.created_at);
+      if (restore) c.supersedes = [];  // stored as given: a backup's facts say what replaced what (superseded_by)
+      return c;
+    });
+    // Checked before the model is asked too, and again in the transaction (where a fact the batch
+    // stores before, under an id it gives, may be named).
+    const given = new Set<number>();
+    for (const c of clean) {
+      this.checkSupersedes(c.supersedes.filter((id) => !given.has(id)));
+      if (c.id !== null) given.add(c.id);
+    }
     if (clean.length && this.state.full) throw this.state.fullError();  // before the model is asked
     const [vectors, words] = clean.length ? await this.embedFacts(clean.map((c) => c.text)) : [[], new Map()];
     // After the await: other writes may have landed meanwhile, so every check is made here. The
@@ -148,34 +258,47 @@ export class Writer extends Part {
     return this.state.transact(() => {
       check?.();
       const out = clean.map((c, i) => {
-        // One list of neighbours serves the dedup check and the pairs.
-        const near = this.near(vectors[i], c.type, pending);
-        const found = restore ? null : this.findDuplicate(c.text, c.type, near);
+        const replaced = this.checkSupersedes(c.supersedes);  // as they are now: an earlier fact of the batch may have replaced one
+        // One list of neighbours serves the dedup check, the pairs and the proposals.
+        const near = this.near(vectors[i], c.type, pending, restore ? this.least : Math.min(this.least, PROPOSE));
+        const found = restore ? null : this.findDuplicate(c.text, c.type, near, null, c.supersedes);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
           const fact = this.reader.get(dup[0]);
           return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
         }
+        // No current fact holds the text, but a replaced one does: that one, unless this write replaces (moving back).
+        const was = restore || c.supersedes.length ? null : this.replacedDuplicate(c.text, c.type);
+        if (was) return { status: 200, body: { id: was.id, created: false, duplicate: { match: "replaced", score: 1 }, fact: was } };
         const created = c.created_at ?? stamp(new Date());
         const updated = c.updated_at ?? created;
+        validFrom(c.valid_until, created);
         if (c.id !== null && this.sql.exec("SELECT 1 FROM facts WHERE id = ?", c.id).toArray().length) {
           throw new HttpError(409, "id_taken", `fact id ${c.id} is in use by another fact`);
         }
         this.ensureRoom(pending.length + 1, [...stored, c.text]);  // 507 rolls back the whole batch
+        const supersededBy = restore ? c.superseded_by : null;
         const id = this.sql.exec<{ id: number }>(
-          "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-          c.id, c.text, textKey(c.text), c.type, c.source, created, updated,
+          "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by)"
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+          c.id, c.text, textKey(c.text), c.type, c.source, created, updated, c.valid_until, supersededBy,
         ).one().id;
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
         this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, vectors[i].length, blob(vectors[i]));
         storePairs(this.state, id, c.type, near);
+        this.replace(replaced, id, created);
+        const conflicts = restore ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
-        const fact: Fact = { id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated };
-        const why = found && !dup ? `stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision` : note;
-        this.history.record(client, op, id, null, fact, why, undoes);
-        return { status: 201, body: { id, created: true, fact } };
+        const fact: Fact = {
+          id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated,
+          valid_until: c.valid_until, superseded_by: supersededBy,
+        };
+        const forced = found && !dup ? `stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision` : note;
+        const why = replaced.length ? `${forced ? `${forced}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}` : forced;
+        this.history.record(client, op, id, replaced.length ? { replaced } : null, fact, why, undoes);
+        return { status: 201, body: { id, created: true, fact, conflicts } };
       });
       this.addWords(stored, words);
       return out;
@@ -185,19 +308,30 @@ export class Writer extends Part {
     });
   }
 
-  /** `check`: what must still hold, run again after the await (an undo's): nothing is awaited
-   * between it and the transaction. */
-  async edit(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null,
-    check?: () => void): Promise<Fact> {
+  /** PATCH /facts/{id}: text, type, source and the validity (`superseded_by`, `valid_until`). */
+  async edit(id: number, data: Record<string, unknown>, client = "", note = ""): Promise<Fact> {
+    return (await this.editing(id, data, client, note)).fact;
+  }
+
+  /** The edit and its history entry's id. `check`: what must still hold, run again after the
+   * await (an undo's): nothing is awaited between it and the transaction. `putBack` (an undo):
+   * the validity as given, unchecked. */
+  private async editing(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null,
+    check?: () => void, putBack = false): Promise<{ fact: Fact; entry: number }> {
     const old = this.reader.get(id);
     const text = "text" in data ? cleanText(data.text) : null;
     const type = "type" in data ? cleanType(data.type) : null;
     const source = "source" in data ? cleanSource(data.source) : null;
+    const life: Validity = {};
+    if ("superseded_by" in data) life.superseded_by = cleanIdNamed(data.superseded_by, "superseded_by");
+    if ("valid_until" in data) life.valid_until = cleanTime(data.valid_until, "valid_until");
+    this.validity(old, life, putBack);  // a 422 before the model is asked; checked again below
     // Embedded only when the text differs from the one read above, and only then is there an
     // await: without one the fact is still as read, so a text that must be embedded always is.
     const [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
     const current = this.reader.get(id);  // after the await: it may have changed or gone
     check?.();
+    const [validUntil, supersededBy] = this.validity(current, life, putBack);
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
     const reembed = next.text !== current.text;
     // A new text or type is vector work (its duplicate check and pairs); a new text may bring new words.
@@ -214,10 +348,12 @@ export class Writer extends Part {
       }
     }
     const updated = stamp(new Date());
-    const edited: Fact = { id, ...next, created_at: current.created_at, updated_at: updated };
-    this.state.transact(() => {
-      this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ? WHERE id = ?",
-        next.text, textKey(next.text), next.type, next.source, updated, id);
+    const edited: Fact = {
+      id, ...next, created_at: current.created_at, updated_at: updated, valid_until: validUntil, superseded_by: supersededBy,
+    };
+    const entry = this.state.transact(() => {
+      this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?, superseded_by = ? WHERE id = ?",
+        next.text, textKey(next.text), next.type, next.source, updated, validUntil, supersededBy, id);
       if (reembed) {
         this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
@@ -229,17 +365,18 @@ export class Writer extends Part {
         this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
         storePairs(this.state, id, next.type, row);
       }
-      this.history.record(client, "edit", id, current, edited, note, undoes);
+      return this.history.record(client, "edit", id, current, edited, note, undoes);
     }, () => {
       if (row) this.vectors.put(id, next.type, v!);  // a new text or type: its code's row (a new source changes none)
       this.vocab.load();
     });
-    return edited;
+    return { fact: edited, entry };
   }
 
-  /** Remove the row, its FTS entry and its vector together; the history keeps the whole fact,
-   * so the delete can be undone. */
-  delete(id: number, client = "", note = "", undoes: number | null = null) {
+  /** Remove the row, its FTS entry, its vector and its proposals together; the history keeps the
+   * whole fact, so the delete can be undone. The facts it replaced stay replaced. `also`: more of
+   * the same transaction (an undone add puts back the facts it replaced). */
+  delete(id: number, client = "", note = "", undoes: number | null = null, also?: () => void) {
     const fact = this.reader.get(id);
     const { model, dims } = this.embedder;
     this.state.transact(() => {
@@ -247,6 +384,8 @@ export class Writer extends Part {
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
+      this.sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", id, id);
+      also?.();
       return this.sql.exec("DELETE FROM vectors WHERE fact_id = ? RETURNING model, dims", id).toArray()
         .some((r) => r.model === model && r.dims === dims);
     }, (counted) => this.state.forget(id, counted));
@@ -277,39 +416,108 @@ export class Writer extends Part {
       const [r] = await this.addMany([before], client, { op: "restore", note, undoes: entryId, restore: true, check });
       fact = r.body.fact;
     } else if (entry.op === "edit") {
-      fact = await this.edit(entry.fact_id!, { text: before.text, type: before.type, source: before.source }, client, note, entryId, check);
+      const back = { ...changedFields(before) };  // (an entry from before the lifecycle: current, as it was then)
+      fact = (await this.editing(entry.fact_id!, back, client, note, entryId, check, true)).fact;
     } else if (entry.op === "add" || entry.op === "restore") {
-      fact = this.delete(entry.fact_id!, client, note, entryId).fact;
+      // The facts it replaced are current again as they were (those deleted since stay deleted).
+      const replaced = (entry.before?.replaced ?? []) as Fact[];
+      fact = this.delete(entry.fact_id!, client, note, entryId, () => {
+        for (const r of replaced) {  // (a forced undo leaves one replaced by another since as it is)
+          this.sql.exec("UPDATE facts SET valid_until = ?, superseded_by = ? WHERE id = ? AND superseded_by = ?",
+            r.valid_until ?? null, r.superseded_by ?? null, r.id, entry.fact_id);
+        }
+      }).fact;
+    } else if (entry.op === "resolve") {
+      this.resolved(before as Resolved, client, note, entryId);
     } else {
       this.setSettings(before, client, note, entryId);
     }
     return { entry: this.history.entry(this.history.entry(entryId).undone_by!), fact, restored: true };
   }
 
-  /** 409 changed_since when the fact (or the settings) no longer holds what `entry` left: the undo
-   * would silently overwrite a later write (writing.py `_unchanged_since`). A delete's undo
-   * overwrites nothing (its id in use is id_taken). */
+  /** 409 changed_since when the fact (or the settings, or a resolved pair) no longer holds what
+   * `entry` left: the undo would silently overwrite a later write (writing.py `_unchanged_since`).
+   * An add that replaced facts left each replaced by it. A delete's undo overwrites nothing (its id
+   * in use is id_taken). */
   private unchangedSince(entry: Entry): void {
     if (entry.op === "delete") return;
-    let now: Record<string, unknown>;
-    let left: Record<string, unknown>;
-    let newer: number | null;
-    if (entry.op === "settings") {
-      now = this.state.settings() as Record<string, unknown>;
-      left = entry.after!;
-      newer = this.sql.exec<{ m: number | null }>("SELECT max(id) AS m FROM history WHERE op = 'settings' AND id > ?", entry.id).one().m;
-    } else {
-      const fact = this.reader.get(entry.fact_id!);  // gone since: 404, as before
-      now = { text: fact.text, type: fact.type, source: fact.source };
-      left = { text: entry.after!.text, type: entry.after!.type, source: entry.after!.source };
-      newer = this.sql.exec<{ m: number | null }>("SELECT max(id) AS m FROM history WHERE fact_id = ? AND id > ?", entry.fact_id, entry.id).one().m;
-    }
-    if (!sameJson(now, left)) {
-      const what = entry.op === "settings" ? "the settings" : `fact ${entry.fact_id}`;
+    const newest = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ m: number | null }>(sql, ...args).one().m;
+    const ofFact = (id: number) => newest("SELECT max(id) AS m FROM history WHERE fact_id = ? AND id > ?", id, entry.id);
+    const changed = (what: string, now: Record<string, unknown>, newer: number | null) => {
       const by = newer ? ` by history entry ${newer}` : "";
-      throw new HttpError(409, "changed_since", `${what} changed since history entry ${entry.id}${by}: undoing it would overwrite that; `
+      return new HttpError(409, "changed_since", `${what} changed since history entry ${entry.id}${by}: undoing it would overwrite that; `
         + "send force true to undo it anyway", { entry: newer ?? null, current: now });
+    };
+    if (entry.op === "settings") {
+      const now = this.state.settings() as Record<string, unknown>;
+      const newer = newest("SELECT max(id) AS m FROM history WHERE op = 'settings' AND id > ?", entry.id);
+      if (!sameJson(now, entry.after!)) throw changed("the settings", now, newer);
+      return;
     }
+    if (entry.op === "resolve") {  // (a fact of the pair deleted since: its row went with it; forced, a 404)
+      const { old, new: next, resolution } = entry.after as Resolved;
+      const now = { resolution: this.resolution(old, next) ?? null };
+      if (now.resolution !== resolution) throw changed(`fact ${entry.fact_id}`, now, null);
+      return;
+    }
+    const fact = this.reader.get(entry.fact_id!);  // gone since: 404, as before
+    const now: Record<string, unknown> = changedFields(fact);
+    const left: Record<string, unknown> = changedFields(entry.after!);
+    // An add that replaced facts left each replaced by it: one that is not (or is gone) is named.
+    const replaced = (entry.before?.replaced ?? []) as Fact[];
+    const still = this.reader.getMany(replaced.map((r) => r.id));
+    for (const r of replaced) {
+      const f = still.get(r.id);
+      if (f?.superseded_by !== entry.fact_id) [now[`fact ${r.id}`], left[`fact ${r.id}`]] = [f ?? null, `replaced by ${entry.fact_id}`];
+    }
+    if (!sameJson(now, left)) throw changed(`fact ${entry.fact_id}`, now, ofFact(entry.fact_id!));
+  }
+
+  // -- contradictions ------------------------------------------------------------------
+
+  /** POST /conflicts/resolve: two current facts, and which is true (writing.py `resolve`).
+   * `replace` and `keep_old` replace one by the other, an edit of the fact replaced (as PATCH's
+   * `superseded_by`); `keep_both` marks the pair, which is never proposed again. */
+  async resolve(data: Record<string, unknown>, client = "") {
+    const resolution = cleanResolution(data.resolution);
+    const [old, next] = (["old", "new"] as const).map((name) => {
+      if (data[name] === undefined || data[name] === null) throw invalid(`${name} is required: a fact id`);
+      return cleanId(data[name])!;
+    });
+    if (old === next) throw invalid("old and new are the same fact");
+    for (const f of [this.reader.get(old), this.reader.get(next)]) {
+      if (!current(f)) throw invalid(`fact ${f.id} is not current: resolve only current facts`);
+    }
+    const note = { replace: `resolved: #${next} replaces #${old}`, keep_old: `resolved: #${old} is right, #${next} replaced`,
+      keep_both: `resolved: #${old} and #${next} are both true` }[resolution];
+    const entry = resolution === "replace" ? (await this.editing(old, { superseded_by: next }, client, note)).entry
+      : resolution === "keep_old" ? (await this.editing(next, { superseded_by: old }, client, note)).entry
+        : this.resolved({ old, new: next, resolution }, client, note);
+    return { old: this.reader.get(old), new: this.reader.get(next), resolution, entry };
+  }
+
+  /** The pair's resolution set (a row of conflicts made if the pair was never proposed, with their
+   * cosine and what differs), recorded as a `resolve` entry; answers its id. */
+  private resolved(to: Resolved, client: string, note: string, undoes: number | null = null): number {
+    const [old, next] = [this.reader.get(to.old), this.reader.get(to.new)];  // (an undo: one deleted since is a 404)
+    return this.ctx.storage.transactionSync(() => {
+      const before = this.resolution(old.id, next.id);
+      if (before !== undefined) {
+        this.sql.exec("UPDATE conflicts SET resolution = ? WHERE old = ? AND new = ?", to.resolution, old.id, next.id);
+      } else {
+        const vectors = this.vectors.read([old.id, next.id]);
+        const [a, b] = [vectors.get(old.id), vectors.get(next.id)];
+        this.sql.exec("INSERT INTO conflicts (old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?)", old.id, next.id,
+          a && b ? round6(dot(a, b)) : 0, JSON.stringify(differences(old.text, next.text)), to.resolution);
+      }
+      return this.history.record(client, "resolve", next.id, { old: old.id, new: next.id, resolution: before ?? null }, to, note, undoes);
+    });
+  }
+
+  /** The resolution of the pair's row of conflicts (null: open), or undefined: there is none. */
+  private resolution(old: number, next: number): Resolution | null | undefined {
+    const rows = this.sql.exec<{ resolution: Resolution | null }>("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", old, next).toArray();
+    return rows.length ? rows[0].resolution : undefined;
   }
 
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
@@ -417,4 +625,13 @@ export function rebuildVocabulary(state: State, vectors: Map<string, Float32Arra
   state.vocab.clear();
   state.vocab.add(words, words.map((w) => vectors.get(w)!));
   state.setMeta("words_model", state.embedder.model);
+}
+
+/** Whether a fact is current now (lifecycle.ts). */
+const current = (f: Fact) => isCurrent(f.valid_until, f.created_at);
+
+/** 422 when `until` (when given) is before `created` (when known). At it is allowed: an older fact
+ * that replaced a newer one ("old is right") left it never current, and a backup gives that back. */
+function validFrom(until: string | null, created: string | null): void {
+  if (until !== null && created !== null && until < created) throw invalid("valid_until must not be before the fact's created_at");
 }

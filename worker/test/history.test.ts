@@ -117,7 +117,7 @@ describe("the history", () => {
       "?client=caf%C3%A9"]) {
       expect((await call(`${url}/history${bad}`)).status, bad).toBe(422);
     }
-    expect(await errorOf(await call(`${url}/history?op=nope`))).toMatchObject({ message: "op must be one of add, edit, delete, restore, settings" });
+    expect(await errorOf(await call(`${url}/history?op=nope`))).toMatchObject({ message: "op must be one of add, edit, delete, restore, settings, resolve" });
   });
 
   it("forgets every entry of a fact, and must be told which", async () => {

@@ -67,7 +67,8 @@ describe("an undo over a later write", () => {
     const [latest, edit] = await historyOf(url, `?fact_id=${fact.id}`);
     const refused = await errorOf(await call(`${url}/history/${edit.id}/undo`, "POST"));
     expect(refused).toEqual({
-      status: 409, code: "changed_since", entry: latest.id, current: { text: newer.text, type: "fact", source: "agent" },
+      status: 409, code: "changed_since", entry: latest.id,
+      current: { text: newer.text, type: "fact", source: "agent", valid_until: null, superseded_by: null },
       message: `fact ${fact.id} changed since history entry ${edit.id} by history entry ${latest.id}: undoing it would overwrite that; `
         + "send force true to undo it anyway",
     });

@@ -1,0 +1,154 @@
+// What is true now (memories/lifecycle.py, line for line): which facts are current, what a new
+// fact may replace, and what differs between two facts. The write path (writing.ts) and the read
+// path (searching.ts, reading.ts) ask this file; tests/golden/lifecycle.json holds both memories
+// to the same `differences`.
+//
+// A fact is current while its `valid_until` is null or still ahead. Replacing a fact sets its
+// `superseded_by` and its `valid_until`; expiring one sets `valid_until` alone. Neither deletes
+// anything: `as_of` recalls what was current then. Nothing is replaced unless a client asks: a
+// write only proposes (`conflicts`).
+
+import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
+import { cleanId, cleanTime, stamp } from "./facts";
+import { invalid } from "./http";
+import { SPACE, casefold } from "./text";
+
+// A created fact proposes the current same-type facts at or above this cosine as ones it may
+// replace, the closest PROPOSE_MOST of them (chosen on the Python side: lifecycle.py says how).
+export const PROPOSE = 0.5;
+export const PROPOSE_MOST = 3;
+export const MAX_SUPERSEDES = 20;
+export const STATUSES = ["all", "current", "replaced", "expired"] as const;
+export type Status = (typeof STATUSES)[number];
+export const RESOLUTIONS = ["replace", "keep_both", "keep_old"] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+export const KINDS = ["number", "date", "negation", "name", "word"] as const;
+
+/** SQL and its arguments, to go into a statement of the caller's. */
+export type Clause = [string, SqlStorageValue[]];
+
+const now = () => stamp(new Date());
+
+/** The ids recall leaves out, as a subquery, and its arguments: the facts no longer current now,
+ * or, `asOf` a time, those not current then (created after it, or ended at or before it). The
+ * one place the as-of question is asked of the table. */
+export function hidden(asOf: string | null): Clause {
+  if (asOf === null) return ["SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]];
+  return ["SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [asOf, asOf]];
+}
+
+/** A keyword query's clause leaving out `hidden` (null: none), after its `MATCH` and before its order. */
+export function leaveOut(hidden: Clause | null): Clause {
+  return hidden ? [` AND facts_fts.rowid NOT IN (${hidden[0]})`, hidden[1]] : ["", []];
+}
+
+/** GET /facts's `status` (and `asOf`: the memory as it was then, facts created after it left
+ * out) as a WHERE clause ("" for none) and its arguments. */
+export function statusFilter(status: Status, asOf: string | null): Clause {
+  const at = asOf ?? now();
+  const where: string[] = [];
+  const args: SqlStorageValue[] = [];
+  if (asOf !== null) {
+    where.push("created_at <= ?");
+    args.push(asOf);
+  }
+  if (status === "current") {
+    where.push("(valid_until IS NULL OR valid_until > ?)");
+    args.push(at);
+  } else if (status === "replaced") {
+    where.push("valid_until <= ? AND superseded_by IS NOT NULL");
+    args.push(at);
+  } else if (status === "expired") {
+    where.push("valid_until <= ? AND superseded_by IS NULL");
+    args.push(at);
+  }
+  return [where.join(" AND "), args];
+}
+
+export function isCurrent(validUntil: string | null, createdAt: string, asOf: string | null = null): boolean {
+  if (asOf === null) return validUntil === null || validUntil > now();
+  return createdAt <= asOf && (validUntil === null || validUntil > asOf);
+}
+
+export function cleanStatus(value: unknown): Status {
+  if (value === undefined || value === null || value === "") return "all";
+  if (!STATUSES.includes(value as Status)) throw invalid(`status must be one of ${STATUSES.join(", ")}`);
+  return value as Status;
+}
+
+/** A time not in the future (what was current then), as the store writes times. */
+export function cleanAsOf(value: unknown): string | null {
+  const at = cleanTime(value, "as_of");
+  if (at !== null && at > now()) throw invalid("as_of is in the future: the memory knows only what is true until now");
+  return at;
+}
+
+/** Up to MAX_SUPERSEDES fact ids, each once, in the order given. */
+export function cleanSupersedes(value: unknown): number[] {
+  const refused = () => invalid(`supersedes must be a list of up to ${MAX_SUPERSEDES} fact ids`);
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.length > MAX_SUPERSEDES) throw refused();
+  let ids: number[];
+  try {
+    ids = value.map((v) => cleanId(v)!);
+  } catch {
+    throw refused();
+  }
+  if (ids.some((id) => id === null)) throw refused();  // (null is no id here)
+  return [...new Set(ids)];
+}
+
+export function cleanResolution(value: unknown): Resolution {
+  if (!RESOLUTIONS.includes(value as Resolution)) throw invalid(`resolution must be one of ${RESOLUTIONS.join(", ")}`);
+  return value as Resolution;
+}
+
+// What a word of a text is for the diff: a run of non-space characters (str.isspace's spaces,
+// as Python's \S), its surrounding punctuation taken off ("9:30." is "9:30").
+const RUN = new RegExp(`[^${SPACE}]+`, "gu");
+const EDGE = "[.,;:!?(){}\\[\\]\"'\u201c\u201d\u2018\u2019]";
+const EDGES = new RegExp(`^${EDGE}+|${EDGE}+$`, "gu");
+
+export function diffWords(text: string): string[] {
+  return (text.match(RUN) ?? []).map((t) => t.replace(EDGES, "")).filter(Boolean);
+}
+
+/** How the diff compares a word: case-folded, a curly apostrophe as a straight one. */
+export const same = (word: string) => casefold(word).replaceAll("\u2019", "'");
+
+export interface Differs {
+  kinds: string[];
+  old: string[];
+  new: string[];
+}
+
+/** What differs between two facts: `kinds` (the dedup guard's reasons, all that apply: a number,
+ * a date or time, a negation, a name; else "word" when any word differs), and the words each
+ * holds that the other lacks, as written, each once, in order (`old`, `new`). */
+export function differences(old: string, next: string): Differs {
+  const wo = words(old), wn = words(next);
+  const kinds: string[] = [];
+  if (!sameList(numbers(wo), numbers(wn))) kinds.push("number");
+  if (!sameSet(calendar(wo), calendar(wn))) kinds.push("date");
+  if (count(wo, NEGATIONS) % 2 !== count(wn, NEGATIONS) % 2) kinds.push("negation");
+  if ([...names(old)].some((n) => !mentions(wn, n)) || [...names(next)].some((n) => !mentions(wo, n))) kinds.push("name");
+  const dOld = diffWords(old), dNew = diffWords(next);
+  const kOld = new Set(dOld.map(same)), kNew = new Set(dNew.map(same));
+  const onlyOld = [...new Set(dOld.filter((w) => !kNew.has(same(w))))];
+  const onlyNew = [...new Set(dNew.filter((w) => !kOld.has(same(w))))];
+  if (!kinds.length && (onlyOld.length || onlyNew.length)) kinds.push("word");
+  return { kinds, old: onlyOld, new: onlyNew };
+}
+
+/** Of a new fact's same-type neighbours [id, cosine], the ones it may replace: eligible
+ * (current, not its duplicate, not named in its `supersedes`), at or above PROPOSE, the closest
+ * PROPOSE_MOST (ties to the smaller id). */
+export function proposals(near: [number, number][], eligible: (id: number) => boolean): [number, number][] {
+  return near.filter(([id, s]) => s >= PROPOSE && eligible(id)).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_MOST);
+}
+
+/** `differences` in words, for a note or an agent: "9:30 / 9:00". */
+export function whyDiffers(d: Differs): string {
+  const old = d.old.join(" ") || "-", next = d.new.join(" ") || "-";
+  return d.old.length || d.new.length ? `${old} / ${next}` : "the same words";
+}
