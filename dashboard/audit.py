@@ -23,8 +23,9 @@ def snapshot(fact: Fact | None) -> dict | None:
     data = asdict(fact)
     data["created_at"] = fact.created_at.isoformat().replace("+00:00", "Z")
     data["updated_at"] = fact.updated_at.isoformat().replace("+00:00", "Z")
-    if fact.valid_until is not None:
-        data["valid_until"] = fact.valid_until.isoformat().replace("+00:00", "Z")
+    for name in ("valid_until", "reviewed_at"):
+        if data[name] is not None:
+            data[name] = data[name].isoformat().replace("+00:00", "Z")
     return data
 
 

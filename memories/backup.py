@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
 
-FIELDS = ("id", "text", "type", "source", "created_at", "updated_at", "valid_until", "superseded_by")  # an export restores as it was
+FIELDS = ("id", "text", "type", "source", "created_at", "updated_at", "valid_until", "superseded_by", "reviewed_at")  # an export restores as it was
 SHOWN = 10  # merged facts an import names, one a line
 
 
@@ -44,8 +44,9 @@ def own_settings(stored: dict | None) -> dict | None:
     and `threshold` when the memory has its own duplicate threshold)."""
     if not stored:
         return None
-    fusion = {k: v for k, v in stored.items() if k != "threshold"}
-    return {"fusion": fusion} | ({"threshold": stored["threshold"]} if stored.get("threshold") is not None else {})
+    fusion = {k: v for k, v in stored.items() if k not in ("threshold", "review")}
+    return ({"fusion": fusion} | ({"threshold": stored["threshold"]} if stored.get("threshold") is not None else {})
+            | ({"review": stored["review"]} if stored.get("review") else {}))
 
 
 def read(path: Path) -> Backup:

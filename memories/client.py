@@ -97,12 +97,17 @@ class Fact:
     updated_at: datetime
     valid_until: datetime | None = None  # after it the fact is no longer current (contract v4)
     superseded_by: int | None = None  # the fact that replaced this one
+    reviewed_at: datetime | None = None  # when the owner reviewed it; None: not yet
 
     @classmethod
     def from_json(cls, d: dict) -> Fact:
-        until = d.get("valid_until")
+        until, reviewed = d.get("valid_until"), d.get("reviewed_at")
         return cls(d["id"], d["text"], d["type"], d.get("source", ""), parse_time(d["created_at"]), parse_time(d["updated_at"]),
-                   parse_time(until) if until else None, d.get("superseded_by"))
+                   parse_time(until) if until else None, d.get("superseded_by"), parse_time(reviewed) if reviewed else None)
+
+    @property
+    def reviewed(self) -> bool:
+        return self.reviewed_at is not None
 
     def current_at(self, when: datetime) -> bool:
         return self.valid_until is None or self.valid_until > when
@@ -138,12 +143,13 @@ class AddResult:
     match: str | None = None
     score: float | None = None
     conflicts: list[Proposal] = field(default_factory=list)
+    pending: bool = False  # stored unreviewed where only reviewed facts are recalled
 
     @classmethod
     def from_json(cls, b: dict) -> AddResult:
         dup = b.get("duplicate") or {}
         return cls(Fact.from_json(b["fact"]), bool(b["created"]), dup.get("match"), dup.get("score"),
-                   [Proposal.from_json(c) for c in b.get("conflicts") or []])
+                   [Proposal.from_json(c) for c in b.get("conflicts") or []], bool(b.get("pending")))
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,7 @@ class Hit:
     cosine: float | None = None
     parts: dict | None = None  # {"kw", "vec", "rerank"}: what each list (and the rerank) added to the score
     current: bool = True
+    reviewed: bool = True
 
 
 @dataclass(frozen=True)
@@ -349,12 +356,14 @@ class MemoryClient:
 
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
                    limit: int = 50, cursor: str | None = None, order: str | None = None, status: str | None = None,
-                   as_of: str | None = None) -> Page:
+                   as_of: str | None = None, reviewed: bool | None = None) -> Page:
         """A page of facts in `order` (`created`, the memory's default, `updated`, `id`, each with
         `_asc`); a cursor pages only the order it came from. `status` (all, current, replaced,
         expired) and `as_of` (the memory as it was then)."""
         params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor,
                                     "order": order, "status": status if status != "all" else None, "as_of": as_of}.items() if v}
+        if reviewed is not None:
+            params["reviewed"] = "true" if reviewed else "false"
         body = self._request("GET", "/facts", safe=True, params=params)
         return self._parse(lambda b: Page([Fact.from_json(f) for f in b["facts"]], b.get("next_cursor"), int(b["total"])), body)
 
@@ -426,7 +435,8 @@ class MemoryClient:
         def parse(b):
             return Recall(
                 results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
-                             h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True)) for h in b["results"]],
+                             h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True), h.get("reviewed", True))
+                         for h in b["results"]],
                 mode=b.get("mode", "hybrid"),
                 warning=b.get("warning"),
                 kw=[Ranked(Fact.from_json(h["fact"]), h["rank"], h["bm25"], h.get("highlighted")) for h in b.get("kw", [])],
@@ -453,6 +463,11 @@ class MemoryClient:
         if fusion:
             payload["fusion"] = fusion
         return self._request("POST", "/explain", safe=True, json=payload)
+
+    def review(self, ids) -> tuple[list[int], int | None]:
+        """The owner reviewed these facts (up to 200): (the ids reviewed now, the history entry or None)."""
+        body = self._request("POST", "/facts/review", json={"ids": [int(i) for i in ids]})
+        return self._parse(lambda b: ([int(i) for i in b["reviewed"]], b.get("entry")), body)
 
     def conflicts(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[Proposal], str | None, int]:
         """Open proposals, newest first: (pairs, next cursor, how many are open)."""
@@ -532,11 +547,15 @@ class MemoryClient:
         when it has none of its own: the first line of a backup (memories/backup.py)."""
         s = self.settings()
         own = s["thresholds"]["duplicate"]["from"] == "memory"
-        if not s["changed"] and not own:
+        review = s.get("review") if s.get("review") not in (None, {"mode": "after", "trusted": []}) else None
+        if not s["changed"] and not own and not review:
             return None
-        return {"fusion": s["fusion"]} | ({"threshold": s["thresholds"]["duplicate"]["value"]} if own else {})
+        return ({"fusion": s["fusion"]} | ({"threshold": s["thresholds"]["duplicate"]["value"]} if own else {})
+                | ({"review": review} if review else {}))
 
-    def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None) -> dict:
-        """Keep recall settings (`fusion`) and/or a duplicate threshold as the memory's own."""
-        body = {**({"fusion": fusion} if fusion is not None else {}), **({"threshold": threshold} if threshold is not None else {})}
+    def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None, review: dict | None = None) -> dict:
+        """Keep recall settings (`fusion`), a duplicate threshold and/or the review setting
+        (`{"mode", "trusted"}`) as the memory's own."""
+        body = {**({"fusion": fusion} if fusion is not None else {}), **({"threshold": threshold} if threshold is not None else {}),
+                **({"review": review} if review is not None else {})}
         return self._request("PUT", "/settings", json=body)

@@ -86,6 +86,7 @@ class Fact:
     updated_at: str
     valid_until: str | None = None  # after it the fact is no longer current (lifecycle.py)
     superseded_by: int | None = None  # the fact that replaced this one
+    reviewed_at: str | None = None  # when the owner reviewed it; None: not yet (reviewing.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -98,9 +99,10 @@ class AddResult:
     match: str | None = None  # "exact", "near" or "replaced" when not created
     score: float | None = None
     conflicts: tuple[dict, ...] = ()  # a created fact's proposals: facts it may replace (lifecycle.py)
+    pending: bool = False  # created unreviewed in a memory that recalls only reviewed facts
 
 
-FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by"
+FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by, reviewed_at"
 
 
 def stamp(when: datetime) -> str:
@@ -258,6 +260,7 @@ class Item:
     valid_until: str | None
     superseded_by: int | None  # kept only by a restore
     supersedes: tuple[int, ...]
+    reviewed_at: str | None  # kept only by a restore
 
 
 def clean_items(items: list[dict]) -> list[Item]:
@@ -270,7 +273,8 @@ def clean_items(items: list[dict]) -> list[Item]:
         item = Item(clean_text(i.get("text")), clean_type(i.get("type", "fact")), clean_source(i.get("source", "")),
                     clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
                     clean_id(i.get("id")), clean_force(i.get("force")), clean_time(i.get("valid_until"), "valid_until"),
-                    clean_id_named(i.get("superseded_by"), "superseded_by"), tuple(clean_supersedes(i.get("supersedes"))))
+                    clean_id_named(i.get("superseded_by"), "superseded_by"), tuple(clean_supersedes(i.get("supersedes"))),
+                    clean_time(i.get("reviewed_at"), "reviewed_at"))
         if item.valid_until is not None and item.created_at is not None and item.valid_until < item.created_at:
             raise InvalidInput("valid_until must not be before the fact's created_at")
         out.append(item)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from .facts import AlreadyUndone, Fact, InvalidInput, NotFound, now, stamp
 from .state import State
 
-OPS = ("add", "edit", "delete", "restore", "settings", "resolve")
+OPS = ("add", "edit", "delete", "restore", "settings", "resolve", "review")
 DEFAULT_KEEP = 10_000
 # The trash is the history's deletes: other writes never push them out. A delete stays undoable
 # for DELETES_DAYS and while it is among the last DELETES_KEPT, whichever is longer.

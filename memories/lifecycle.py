@@ -30,13 +30,18 @@ KINDS = ("number", "date", "negation", "name", "word")
 EDGES = ".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019"
 
 
-def hidden(as_of: str | None) -> tuple[str, list]:
+def hidden(as_of: str | None, pending: bool = False) -> tuple[str, list]:
     """SQL for the ids that recall leaves out (as a subquery), and its arguments: the facts no
     longer current now, or, `as_of` a time, those not current then (created after it, or whose
-    validity ended at or before it)."""
+    validity ended at or before it); and with `pending` (the memory's review is "before"), the
+    facts not reviewed yet."""
     if as_of is None:
-        return "SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]
-    return "SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [as_of, as_of]
+        sql, args = "SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]
+    else:
+        sql, args = "SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [as_of, as_of]
+    if pending:  # by facts_unreviewed, which holds only those
+        sql += " UNION ALL SELECT id FROM facts WHERE reviewed_at IS NULL"
+    return sql, args
 
 
 def status_filter(status: str, as_of: str | None) -> tuple[str, list]:

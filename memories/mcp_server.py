@@ -122,6 +122,8 @@ def create_server(client: MemoryClient) -> MCPServer:
                 why = (f"fact {result.fact.id} said this and was replaced by fact {result.fact.superseded_by}; "
                        "if it is true again, save it with supersedes=[" f"{result.fact.superseded_by}]")
             out["duplicate"] = {"match": result.match, "score": result.score, "why": why}
+        if result.pending:
+            out["pending"] = "stored, pending the owner's review: it is recalled once the owner approves it"
         if result.conflicts:
             out["may_replace"] = [{"id": p.old.id, "text": p.old.text, "score": round(p.score, 3), "differs": p.differs,
                                    "what_to_do": proposal_words(result.fact.id, p)} for p in result.conflicts]
@@ -150,10 +152,12 @@ def create_server(client: MemoryClient) -> MCPServer:
     ) -> dict:
         """Recall the facts that best answer a query, best first, from what is true now (facts that
         were replaced or expired are left out; as_of asks about the past). Each hit has its score,
-        `via` (kw: matched words, vec: similar meaning, or both) and `stored`: when it was saved."""
+        `via` (kw: matched words, vec: similar meaning, or both) and `stored`: when it was saved;
+        `unreviewed` marks a fact the owner has not looked at yet."""
         result = call(client.named(client_name(ctx)).recall, query, type=type, limit=limit, mode=mode, as_of=as_of)
         out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "stored": h.fact.created_at.date().isoformat(),
-                                              "score": h.score, "via": h.via} for h in result.results]}
+                                              "score": h.score, "via": h.via, **({} if h.reviewed else {"unreviewed": True})}
+                                             for h in result.results]}
         if result.warning:
             out["warning"] = result.warning
         return out

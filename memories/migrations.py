@@ -154,6 +154,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX conflicts_old ON conflicts (old);
     CREATE INDEX conflicts_new ON conflicts (new);
     """,
+    # 10: the owner's review (reviewing.py): when the owner looked at a fact, or NULL. The facts
+    # already there were the owner's to see before the inbox existed: reviewed at their creation.
+    # The inbox walks facts_unreviewed (partial: it holds the unreviewed only).
+    """
+    ALTER TABLE facts ADD COLUMN reviewed_at TEXT;
+    UPDATE facts SET reviewed_at = created_at;
+    CREATE INDEX facts_unreviewed ON facts (created_at DESC, id DESC) WHERE reviewed_at IS NULL;
+    """,
 ]
 
 

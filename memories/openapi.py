@@ -74,11 +74,13 @@ NEW_FACT = obj({
     "supersedes": {"type": "array", "maxItems": 20, "items": {"type": "integer", "minimum": 1},
                    "description": "facts this one replaces, in the same transaction"},
     "superseded_by": {**NULLABLE_INT, "description": "kept only with restore: the fact that replaced this one"},
+    "reviewed_at": {**NULLABLE_TIME, "description": "kept only with restore: when the owner reviewed it"},
 }, required=["text"])
 ADDED = obj({
     "id": {"type": "integer"}, "created": {"type": "boolean"}, "fact": FACT,
     "duplicate": obj({"match": MATCH, "score": {"type": "number"}}),
     "conflicts": {"type": "array", "items": PROPOSAL, "description": "a created fact's proposals: current facts it may replace"},
+    "pending": {"const": True, "description": "stored unreviewed in a memory whose review is before: recalled once reviewed"},
 }, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 ENTRY_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
@@ -91,7 +93,7 @@ PAGE = [query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "defaul
 NULLABLE_OBJ = {"type": ["object", "null"]}
 ENTRY = obj({
     "id": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "client": {"type": "string"},
-    "op": {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve"]},
+    "op": {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve", "review"]},
     "fact_id": NULLABLE_INT, "before": NULLABLE_OBJ, "after": NULLABLE_OBJ, "note": {"type": "string"},
     "undone_by": NULLABLE_INT,
 })
@@ -129,7 +131,7 @@ EXPANSIONS = {"type": "array", "description": "vocabulary words OR-ed into the k
               "came from and their cosine",
               "items": obj({"word": {"type": "string"}, "term": {"type": "string"}, "cosine": {"type": "number"}})}
 HIT = obj({
-    "fact": FACT, "current": {"type": "boolean"}, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
+    "fact": FACT, "current": {"type": "boolean"}, "reviewed": {"type": "boolean"}, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
     "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "rerank": {"type": "number"}}),
 })
@@ -166,8 +168,12 @@ SOURCE = {"type": "string", "enum": ["model", "environment", "memory", "file"],
           "description": "where the number in use comes from: the model's row of the table, the environment, the memory's "
                          "own settings, or (the review floor, local service) the file's, which another process rebuilt the pairs at"}
 NUMBER = obj({"value": {"type": "number"}, "from": SOURCE, "model": {"type": "number", "description": "the model's row"}})
+REVIEW = obj({"mode": {"type": "string", "enum": ["after", "before"],
+                        "description": "after: an unreviewed fact is recalled at once; before: only once reviewed"},
+               "trusted": {"type": "array", "maxItems": 50, "items": {"type": "string", "minLength": 1, "maxLength": 64},
+                           "description": "clients (with or without a version) and sources whose writes count as reviewed"}})
 SETTINGS = obj({
-    "fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}},
+    "fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}}, "review": REVIEW,
     "model": obj({"id": {"type": ["string", "null"]},
                   "measured": {"type": ["string", "null"], "description": "when and where the model's numbers were measured; null: not measured"}}),
     "thresholds": obj({"duplicate": NUMBER, "review_floor": NUMBER, "expand": NUMBER}),
@@ -233,6 +239,7 @@ def openapi_document() -> dict:
                     "updated_at": {"type": "string", "format": "date-time"},
                     "valid_until": {**NULLABLE_TIME, "description": "after it the fact is no longer current; null: current"},
                     "superseded_by": {**NULLABLE_INT, "description": "the fact that replaced this one, or null"},
+                    "reviewed_at": {**NULLABLE_TIME, "description": "when the owner reviewed it; null: not yet"},
                 }),
                 "Error": obj({"error": obj({"code": {"type": "string"}, "message": {"type": "string"}}, ["code", "message"])}),
             },
@@ -265,6 +272,7 @@ def openapi_document() -> dict:
                         query("ids", {"type": "string", "pattern": "^[0-9]+(,[0-9]+){0,99}$"},
                               "only these facts: up to 100 ids, comma-separated"),
                         query("status", {"type": "string", "enum": ["all", "current", "replaced", "expired"], "default": "all"}),
+                        query("reviewed", {"type": "boolean"}, "only the facts the owner reviewed (true) or not (false)"),
                         query("as_of", AS_OF, "the memory as it was then: facts created after it left out, status judged at it"),
                     ],
                     "responses": {
@@ -280,7 +288,8 @@ def openapi_document() -> dict:
                     "requestBody": body(NEW_FACT),
                     "responses": {
                         **ok(obj({"id": {"type": "integer"}, "created": {"const": True}, "fact": FACT,
-                                  "conflicts": {"type": "array", "items": PROPOSAL}}), "201", "Created"),
+                                  "conflicts": {"type": "array", "items": PROPOSAL}, "pending": {"const": True}},
+                                 required=["id", "created", "fact", "conflicts"]), "201", "Created"),
                         **ok(obj({
                             "id": {"type": "integer"}, "created": {"const": False}, "fact": FACT,
                             "duplicate": obj({"match": MATCH, "score": {"type": "number"}}),
@@ -301,6 +310,14 @@ def openapi_document() -> dict:
                                         required=["facts"])),
                 "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
                               **errors("400", "401", "409", "413", "422", "503", "507")},
+            }},
+            "/facts/review": {"post": {
+                "summary": "The owner reviewed these facts (one history entry, undoable)",
+                "parameters": [CLIENT],
+                "requestBody": body(obj({"ids": {"type": "array", "minItems": 1, "maxItems": 200,
+                                                 "items": {"type": "integer", "minimum": 1}}})),
+                "responses": {**ok(obj({"reviewed": {"type": "array", "items": {"type": "integer"}}, "entry": NULLABLE_INT})),
+                              **errors("400", "401", "422")},
             }},
             "/facts/{id}": {
                 "parameters": [FACT_ID],
@@ -418,7 +435,7 @@ def openapi_document() -> dict:
             "/history": {
                 "get": {
                     "summary": "What was done to the memory, by any client, newest first",
-                    "parameters": [*PAGE, query("op", {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve"]}),
+                    "parameters": [*PAGE, query("op", {"type": "string", "enum": ["add", "edit", "delete", "restore", "settings", "resolve", "review"]}),
                                    query("client", {"type": "string", "maxLength": 64}),
                                    query("fact_id", {"type": "integer", "minimum": 1})],
                     "responses": {**ok(obj({"entries": {"type": "array", "items": ENTRY},
@@ -471,7 +488,7 @@ def openapi_document() -> dict:
                 "put": {
                     "summary": "Set the memory's own recall settings and duplicate threshold (recorded in the history)",
                     "parameters": [CLIENT],
-                    "requestBody": body(obj({"fusion": FUSION, "threshold": {
+                    "requestBody": body(obj({"fusion": FUSION, "review": {**REVIEW, "required": []}, "threshold": {
                         "type": ["number", "null"], "minimum": 0.5, "maximum": 1,
                         "description": "the memory's own duplicate threshold (the review floor to 1); null: the model's or the environment's again"}},
                         required=[], extra=False) | {"minProperties": 1}),

@@ -64,6 +64,7 @@ class Reader:
         order: str | None = None,
         status: str | None = None,
         as_of: str | None = None,
+        reviewed: bool | None = None,
     ) -> tuple[list[Fact], str | None, int]:
         """In `order` (ORDERS; newest first by default): (facts, next cursor or None, total
         matching the filters). `status` and `as_of`: lifecycle.status_filter."""
@@ -89,6 +90,8 @@ class Reader:
             # (SQLite's lower() folds ASCII only).
             where.append("instr(text_key, ?) > 0")
             args.append(q.casefold())
+        if reviewed is not None:
+            where.append("reviewed_at IS NOT NULL" if reviewed else "reviewed_at IS NULL")
         lifecycle, lifecycle_args = status_filter(status, as_of)
         if lifecycle:
             where.append(lifecycle)

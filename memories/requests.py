@@ -192,6 +192,7 @@ def entry_id(request: Request) -> int:
 def added(result: AddResult) -> dict:
     """What POST /facts (and each item of /facts/batch) answers: the new fact, or the one it duplicates."""
     if result.created:
-        return {"id": result.fact.id, "created": True, "fact": result.fact.to_dict(), "conflicts": list(result.conflicts)}
+        return {"id": result.fact.id, "created": True, "fact": result.fact.to_dict(), "conflicts": list(result.conflicts),
+                **({"pending": True} if result.pending else {})}
     return {"id": result.fact.id, "created": False, "duplicate": {"match": result.match, "score": result.score},
             "fact": result.fact.to_dict()}

@@ -84,6 +84,7 @@ class Searcher:
                 {
                     "fact": facts[h.id].to_dict(),
                     "current": is_current(facts[h.id].valid_until, facts[h.id].created_at, as_of),
+                    "reviewed": facts[h.id].reviewed_at is not None,
                     "score": h.score,
                     "via": via(h.kw_rank, h.vec_rank),
                     "kw_rank": h.kw_rank,
@@ -130,7 +131,7 @@ class Searcher:
             match = ranking.match
             fact_terms = self.reader.fact_terms(fact_id)
             current = is_current(fact.valid_until, fact.created_at, as_of)
-            answered = include_stale or current  # a fact recall leaves out has no rank among those it answers from
+            answered = not hidden or fact_id not in set(hidden[1])  # a fact recall leaves out has no rank among those it answers from
             found = self.reader.bm25_rank(match, fact_id, type, hidden and hidden[0]) if match and (not type or fact.type == type) else None
             bm25, kw_rank = found if found else (None, None)
             vec_rank, cosine = self.state.vectors.rank_of(qvec, fact_id, type, hidden[1] if hidden else ()) if qvec is not None else (None, None)
@@ -196,7 +197,7 @@ class Searcher:
         list excludes them by, and their ids for the vector search; None when none are."""
         if include_stale:
             return None
-        sql, args = hidden_sql(as_of)
+        sql, args = hidden_sql(as_of, pending=self.state.review["mode"] == "before")
         ids = [r[0] for r in self.state.db.execute(sql, args)]
         return ((sql, args), ids) if ids else None
 

@@ -25,6 +25,7 @@ from .embeddings import Embedder
 from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
+from .reviewing import clean_review
 from .store import Memory
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             p.get("order") or None,
             p.get("status") or None,
             p.get("as_of") or None,
+            query_bool(p["reviewed"], "reviewed") if p.get("reviewed") else None,
         )
         return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
 
@@ -152,6 +154,13 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
         client = client_of(request)
         results = await run(memory.add_many, items, client, restore) if items else []
         return JSONResponse({"results": [added(r) for r in results]})
+
+    @route("/facts/review", ["POST"])
+    async def review(request: Request) -> Response:
+        data = await read_json(request)
+        client = client_of(request)
+        reviewed, entry = await run(memory.mark_reviewed, data.get("ids"), client)
+        return JSONResponse({"reviewed": reviewed, "entry": entry})
 
     @route("/facts/{id:int}", ["GET"])
     async def get_fact(request: Request) -> Response:
@@ -295,10 +304,10 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def put_settings(request: Request) -> Response:
         data = await read_json(request)
         client = client_of(request)
-        if "fusion" not in data and "threshold" not in data:
-            raise InvalidInput("fusion or threshold is required: the recall settings, as recall's fusion takes them, "
-                               "and/or the memory's own duplicate threshold")
-        unknown = set(data) - {"fusion", "threshold"}
+        if "fusion" not in data and "threshold" not in data and "review" not in data:
+            raise InvalidInput("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
+                               "the memory's own duplicate threshold, and/or its review setting")
+        unknown = set(data) - {"fusion", "threshold", "review"}
         if unknown:
             raise InvalidInput(f"unknown settings: {', '.join(sorted(unknown)).encode('utf-8', 'backslashreplace').decode()}")
         # a preset, or single settings over the shipped; without fusion, the memory's as they are
@@ -309,7 +318,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             if data["threshold"] == "":
                 raise InvalidInput("threshold must be a number")
             threshold = None if data["threshold"] is None else float_param(data["threshold"], "threshold", 0, floor, 1.0)
-        await run(memory.set_settings, fusion, client, threshold)
+        review = clean_review(data["review"], memory.state.review) if "review" in data else None
+        await run(memory.set_settings, fusion, client, threshold, review)
         return JSONResponse(await run(memory.settings))
 
     async def not_found(request: Request, exc: HTTPException) -> Response:

@@ -96,6 +96,7 @@ class State:
         self.fusion = fusion
         self.threshold_setting = self.numbers.threshold if threshold is None else threshold
         self.own_threshold: float | None = None  # the memory's own (PUT /settings), which wins
+        self.review: dict = {"mode": "after", "trusted": []}  # the memory's own (reviewing.py)
         floor = self.numbers.floor if floor is None else floor
         self.floor = floor  # the file's, once read (sync); `floor_setting` is this process's
         self.floor_setting = floor
@@ -144,9 +145,11 @@ class State:
 
     def settings(self) -> dict:
         """The memory's own settings as stored and recorded in the history: the recall settings
-        (those stored in it, or the shipped default) and `threshold` when it has its own."""
+        (those stored in it, or the shipped default), `threshold` when it has its own, and
+        `review` when it is not the default."""
         own = {} if self.own_threshold is None else {"threshold": self.own_threshold}
-        return asdict(self.fusion) | own
+        review = {} if self.review == {"mode": "after", "trusted": []} else {"review": dict(self.review)}
+        return asdict(self.fusion) | own | review
 
     def use_settings(self, stored: dict | None) -> None:
         """Recall and dedup with `stored` from now on (the fields this version knows; None: the shipped)."""
@@ -154,6 +157,7 @@ class State:
         stored = stored or {}
         self.fusion = replace(self.shipped, **{k: v for k, v in stored.items() if k in known}) if stored else self.shipped
         self.own_threshold = stored.get("threshold")
+        self.review = {"mode": "after", "trusted": []} | (stored.get("review") or {})
 
     def pairs_built(self, floor: float | None = None) -> bool:
         """The pairs are this model's at `floor` (the file's by default; a file from before

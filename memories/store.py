@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .background import Background
+from . import reviewing
 from .conflicts import Conflicts
 from .embeddings import Embedder
 from .facts import AddResult, Fact
@@ -115,13 +116,17 @@ class Memory:
         """`force`: even over what was written since (otherwise a 409 changed_since)."""
         return self.writer.undo(entry_id, client, force)
 
-    def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False) -> dict:
-        """The memory's own settings: `fusion` (None: as they are) and its own duplicate threshold
-        (`threshold`: a number, None to use the process's again, False: as it is)."""
+    def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False,
+                     review: dict | None = None) -> dict:
+        """The memory's own settings: `fusion` (None: as they are), its own duplicate threshold
+        (`threshold`: a number, None to use the process's again, False: as it is) and `review`
+        (reviewing.clean_review's, None: as it is)."""
         def changed(before: dict) -> dict:
-            settings = {k: v for k, v in before.items() if k != "threshold"} if fusion is None else asdict(fusion)
+            settings = {k: v for k, v in before.items() if k not in ("threshold", "review")} if fusion is None else asdict(fusion)
             own = before.get("threshold") if threshold is False else threshold
-            return settings | ({} if own is None else {"threshold": own})
+            mine = before.get("review") if review is None else review
+            mine = None if mine in (None, reviewing.DEFAULT) else mine
+            return settings | ({} if own is None else {"threshold": own}) | ({} if mine is None else {"review": mine})
 
         return self.writer.set_settings(changed, client)
 
@@ -138,8 +143,9 @@ class Memory:
 
     def list(self, type: str | None = None, source: str | None = None, q: str | None = None, limit: int = 50,
              cursor: str | None = None, ids: list[int] | None = None,
-             order: str | None = None, status: str | None = None, as_of: str | None = None) -> tuple[list[Fact], str | None, int]:
-        return self.reader.list(type, source, q, limit, cursor, ids, order, status, as_of)
+             order: str | None = None, status: str | None = None, as_of: str | None = None,
+             reviewed: bool | None = None) -> tuple[list[Fact], str | None, int]:
+        return self.reader.list(type, source, q, limit, cursor, ids, order, status, as_of, reviewed)
 
     def sources(self) -> list[tuple[str, int]]:
         return self.reader.sources()
@@ -170,6 +176,12 @@ class Memory:
 
     def resolve(self, old: int, new: int, resolution: str, client: str = "") -> dict:
         return self.conflicts_queue.resolve(old, new, resolution, client)
+
+    # -- the owner's review (reviewing.py) -------------------------------------------------
+
+    def mark_reviewed(self, ids: list[int], client: str = "") -> tuple[list[int], int | None]:
+        """Mark these facts reviewed: (the ids it reviewed, the history entry or None)."""
+        return self.writer.review(ids, client)
 
     def duplicates(self, threshold: float | None = None, type: str | None = None,
                    limit: int = 1000) -> tuple[list[dict], int]:
@@ -217,6 +229,7 @@ class Memory:
         expand_from = "memory" if mine["expand"] != shipped["expand"] else state.sources["expand"]
         return {
             "fusion": mine, "shipped": shipped, "changed": [k for k in mine if mine[k] != shipped[k]],
+            "review": dict(state.review),
             "model": {"id": state.model, "measured": numbers.measured},
             "thresholds": {
                 "duplicate": {"value": state.threshold, "from": "memory" if own is not None else state.sources["duplicate"],

@@ -21,6 +21,7 @@ from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Cha
                     text_key)
 from .lifecycle import PROPOSE, differences, is_current, proposals
 from .pairs import MARGIN
+from .reviewing import clean_ids, reviewed_by
 from .history import Entry, History
 from .reading import Reader
 from .state import State, to_blob
@@ -205,10 +206,15 @@ class Writer:
                     more = Counter(t for _, t, _ in batch) + Counter([type])
                     state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
                     superseded_by = item.superseded_by if restore else None
+                    if restore:
+                        reviewed_at = item.reviewed_at
+                    else:
+                        reviewed_at = created_at if reviewed_by(client, item.source, state.review) else None
                     fid = db.execute(
-                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by),
+                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
+                        " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by,
+                         reviewed_at),
                     ).lastrowid
                     db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
                     db.execute(
@@ -225,13 +231,14 @@ class Writer:
                     # (a near duplicate stored over with `force` is the same fact, not one it replaces)
                     leave = (*item.supersedes, *([near[0]] if near else []))
                     conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, leave)
-                    fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by)
+                    fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
                     why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
                     if replaced:
                         why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
                     before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None
                     self.history.record(client, op, fid, before=before, after=fact, note=why, undoes=undoes)
-                    results.append(AddResult(fact, True, conflicts=conflicts))
+                    results.append(AddResult(fact, True, conflicts=conflicts,
+                                             pending=reviewed_at is None and state.review["mode"] == "before"))
                 self._add_words([r.fact.text for r in results if r.created], words)
         return results
 
@@ -290,10 +297,13 @@ class Writer:
                 if similar is not None:
                     self._unlink(fact_id)  # before its vector changes in the table
                 updated_at = now()
+                reviewed_at = current.reviewed_at
+                if (new_text, new_type, new_source) != (current.text, current.type, current.source):
+                    reviewed_at = updated_at if reviewed_by(client, new_source, state.review) else None
                 db.execute(
                     "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?,"
-                    " superseded_by = ? WHERE id = ?",
-                    (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, fact_id),
+                    " superseded_by = ?, reviewed_at = ? WHERE id = ?",
+                    (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, reviewed_at, fact_id),
                 )
                 if reembed:
                     db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
@@ -306,7 +316,7 @@ class Writer:
                     state.pairs.link(fact_id, new_type, *similar, state.floor)
                 if vector is not None:
                     after.append(partial(state.vectors.put, fact_id, new_type, vector))
-                edited = Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at, new_valid, new_by)
+                edited = Fact(fact_id, new_text, new_type, new_source, current.created_at, updated_at, new_valid, new_by, reviewed_at)
                 self.history.record(client, "edit", fact_id, before=current, after=edited, note=note, undoes=undoes)
         return edited
 
@@ -366,6 +376,36 @@ class Writer:
             return self.history.record(client, "resolve", new, before=before, after=before | {"resolution": resolution},
                                        note=note, undoes=undoes)
 
+    def review(self, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
+        """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in
+        one write and one history entry. (the ids reviewed, the entry or None when none was)."""
+        ids = clean_ids(ids)
+        db = self.state.db
+        with self.state.writing():
+            marks = ",".join("?" * len(ids))
+            found = dict(db.execute(f"SELECT id, reviewed_at FROM facts WHERE id IN ({marks})", ids).fetchall())
+            unknown = [i for i in ids if i not in found]
+            if unknown:
+                raise InvalidInput(f"ids name facts that do not exist: {', '.join(map(str, unknown[:10]))}")
+            todo = [i for i in ids if found[i] is None]
+            if not todo:
+                return [], None
+            at = now()
+            db.execute(f"UPDATE facts SET reviewed_at = ? WHERE id IN ({','.join('?' * len(todo))})", [at, *todo])
+            entry = self.history.record(client, "review", None, before={"ids": todo}, after={"ids": todo, "reviewed_at": at},
+                                        note=note or f"{len(todo)} reviewed")
+        return todo, entry
+
+    def unreview(self, entry: Entry, client: str, note: str) -> None:
+        """The undo of a review entry: its facts that still hold what it left get what was before
+        (a review's: unreviewed again; the undo of one: reviewed again, at the time they were)."""
+        ids, left, was = entry.after["ids"], entry.after["reviewed_at"], entry.before.get("reviewed_at")
+        with self.state.writing():
+            self.state.db.execute(f"UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN ({','.join('?' * len(ids))})",
+                                  [was, left, *ids])
+            self.history.record(client, "review", None, before=entry.after, after={"ids": ids, "reviewed_at": was},
+                                note=note, undoes=entry.id)
+
     def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None,
                replaced: list[dict] = ()) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed. The
@@ -414,6 +454,9 @@ class Writer:
             elif entry.op in ("add", "restore"):
                 replaced = (entry.before or {}).get("replaced", [])
                 fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id, replaced=replaced)
+            elif entry.op == "review":
+                self.unreview(entry, client, note)
+                fact = None
             elif entry.op == "resolve":
                 b = entry.before
                 self.set_resolution(b["old"], b["new"], b["resolution"], client=client, note=note, undoes=entry_id)
@@ -427,7 +470,7 @@ class Writer:
         """ChangedSince when the fact (or the settings) no longer holds what `entry` left: the
         undo would silently overwrite a later write. A delete's undo overwrites nothing (its id
         in use is IdTaken)."""
-        if entry.op == "delete":
+        if entry.op in ("delete", "review"):  # (a review's undo leaves facts reviewed again since as they are)
             return
         if entry.op == "resolve":
             a = entry.after
