@@ -108,6 +108,12 @@ def serve_dir(args: argparse.Namespace, secret: str) -> int:
 def import_(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    if args.format:
+        return import_from(args)
+    if args.dry_run:
+        print("error: --dry-run goes with --from FORMAT (a backup import into an empty memory restores it as it was)",
+              file=sys.stderr)
+        return 2
     found = backup.read(Path(args.file))
     if found.problems:
         print("nothing imported; fix these lines first:", *found.problems[:20], sep="\n  ", file=sys.stderr)
@@ -132,11 +138,90 @@ def import_(args: argparse.Namespace) -> int:
                 results += batch
                 bar.update(len(batch))
         if found.settings and restore:
-            memory.set_settings(Fusion(**found.settings["fusion"]), "cli", found.settings.get("threshold"))
+            memory.set_settings(Fusion(**found.settings["fusion"]), "cli", found.settings.get("threshold"),
+                                found.settings.get("review"))
     finally:
         memory.close()  # as serve does: the snapshot written, the change log pruned to it
     report(args.db, items, results, found.settings, restore)
     return 0
+
+
+class LocalWrites:
+    """The engine as importers.plan expects a memory: add_many with dry_run and note, as the CLI."""
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+
+    def add_many(self, items: list[dict], dry_run: bool = False, note: str = "") -> list:
+        return self.memory.add_many(items, "cli", dry_run=dry_run, note=note)
+
+
+def parse_mapping(text: str | None) -> dict:
+    """--map text=COLUMN,type=COLUMN,..."""
+    if not text:
+        return {}
+    pairs = [p.partition("=") for p in text.split(",") if p.strip()]
+    if any(not eq or not k.strip() or not v.strip() for k, eq, v in pairs):
+        raise SystemExit("error: --map is ROLE=COLUMN,... (roles: text, type, source, time)")
+    return {k.strip(): v.strip() for k, _, v in pairs}
+
+
+def import_from(args: argparse.Namespace) -> int:
+    """Another tool's memories (importers/): a dry run, said in full, then (without --dry-run) the
+    import of exactly what it showed, as unreviewed facts with source import:FORMAT."""
+    from tqdm import tqdm
+
+    from . import importers
+    from .importers import plan as planning
+
+    path = Path(args.file)
+    try:
+        parsed = importers.read(args.format, path, parse_mapping(args.map))
+    except importers.Malformed as e:
+        print(f"nothing imported: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"nothing imported: {e}", file=sys.stderr)
+        return 1
+    client = remote(args.url) if args.url else None
+    memory = None if client else open_memory(args.db)
+    target = client or LocalWrites(memory)
+    where = args.url or args.db
+    try:
+        with tqdm(total=len(parsed.items), unit="fact", desc="dry run", disable=args.quiet) as bar:
+            plan = planning.dry_run(target, parsed.items, parsed.refused, bar.update)
+        print(dry_run_report(plan, path, where), file=sys.stderr)
+        if args.dry_run:
+            return 0
+        with tqdm(total=len(plan.store), unit="fact", desc="import", disable=args.quiet) as bar:
+            results = planning.run(target, plan, f"import of {path.name} ({args.format})", bar.update)
+    finally:
+        if memory is not None:
+            memory.close()
+    stored = sum(r.created for r in results)
+    print(f"imported {stored} facts from {path.name} into {where}, unreviewed, source import:{args.format.split('-')[0]}"
+          + ("" if stored == len(plan.store) else f" ({len(plan.store) - stored} fewer than the dry run: the memory changed since)"),
+          file=sys.stderr)
+    return 0
+
+
+def dry_run_report(plan, path: Path, where: str, shown: int = 10) -> str:
+    """What the dry run found, counts first, then up to `shown` of each kind."""
+    from .importers.plan import proposal_text
+
+    c = plan.counts()
+    lines = [f"{path.name} into {where}: {c['store']} would be stored, {c['merged']} merged as duplicates, "
+             f"{c['proposed']} proposed as replacing a fact, {c['refused']} refused"]
+    for item, r in plan.merged[:shown]:
+        lines.append(f"  line {item['line']}: {item['text'][:60]!r} is #{r.fact.id} ({r.match}) {r.fact.text[:60]!r}")
+    for item in plan.repeated[:shown]:
+        lines.append(f"  line {item['line']}: {item['text'][:60]!r} is an earlier line of the file")
+    for item, proposals in plan.proposed[:shown]:
+        fid, text = proposal_text(proposals[0])
+        lines.append(f"  line {item['line']}: {item['text'][:60]!r} may replace #{fid} {text[:60]!r}")
+    for line, why in plan.refused[:shown * 2]:
+        lines.append(f"  line {line}: refused: {why}")
+    return "\n".join(lines)
 
 
 def warn(message: str | None) -> None:
@@ -198,7 +283,8 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
                     results += client.add_many(batch)
                 bar.update(len(batch))
         if found.settings and restore:
-            client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"))
+            client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"),
+                                review=found.settings.get("review"))
     except ClientError as e:
         print(f"error after {len(results)} facts: {e}", file=sys.stderr)
         return 1
@@ -289,8 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log-level", default="info")
     p.set_defaults(func=serve)
 
-    p = sub.add_parser("import", help="add the facts of a JSONL file (text, type, source per line)")
+    p = sub.add_parser("import", help="add the facts of a JSONL backup, or (--from) another tool's memories")
     p.add_argument("file")
+    p.add_argument("--from", dest="format", help="the file's format: chatgpt-list, claude-list, csv, json, jsonl, mem0, letta")
+    p.add_argument("--map", help="with --from csv/json/jsonl: which column is each of text, type, source, time "
+                                 "(text=memory,time=created)")
+    p.add_argument("--dry-run", action="store_true", help="with --from: say what would be stored, merged, proposed and "
+                                                           "refused, and store nothing")
     p.add_argument("--db", default="memory.db")
     p.add_argument("--url", help="a running memory instead of --db: the service or a Worker (MEMORY_SECRET)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

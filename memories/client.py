@@ -391,10 +391,13 @@ class MemoryClient:
                                           "supersedes": supersedes or None, "valid_until": valid_until}.items() if v is not None})
         return self._parse(AddResult.from_json, self._request("POST", "/facts", json=payload))
 
-    def add_many(self, facts: list[dict], restore: bool = False) -> list[AddResult]:
+    def add_many(self, facts: list[dict], restore: bool = False, *, dry_run: bool = False, note: str = "") -> list[AddResult]:
         """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none.
-        `restore`: each as given, with no duplicate check (a backup into an empty memory)."""
-        body = self._request("POST", "/facts/batch", json={"facts": facts, **({"restore": True} if restore else {})},
+        `restore`: each as given, with no duplicate check (a backup into an empty memory);
+        `dry_run`: the answers as if stored, nothing kept; `note`: each history entry's."""
+        payload = {"facts": facts, **({"restore": True} if restore else {}), **({"dry_run": True} if dry_run else {}),
+                   **({"note": note} if note else {})}
+        body = self._request("POST", "/facts/batch", json=payload, safe=dry_run,
                              timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
 
         return self._parse(lambda b: [AddResult.from_json(r) for r in b["results"]], body)

@@ -306,7 +306,11 @@ def openapi_document() -> dict:
                 "requestBody": body(obj({"facts": {"type": "array", "items": NEW_FACT, "maxItems": 100},
                                          "restore": {"type": "boolean", "default": False,
                                                      "description": "store each fact as given, with no duplicate check "
-                                                     "(a backup into an empty memory); an id in use is still a 409"}},
+                                                     "(a backup into an empty memory); an id in use is still a 409"},
+                                         "dry_run": {"type": "boolean", "default": False,
+                                                     "description": "every check and answer as if stored; nothing is kept"},
+                                         "note": {"type": "string", "maxLength": 200,
+                                                  "description": "each history entry's note (an import names its file)"}},
                                         required=["facts"])),
                 "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
                               **errors("400", "401", "409", "413", "422", "503", "507")},

@@ -25,6 +25,7 @@ from .embeddings import Embedder
 from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
+from .history import MAX_NOTE
 from .reviewing import clean_review
 from .store import Memory
 
@@ -148,11 +149,13 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             raise InvalidInput("facts must be a list of objects")
         if len(items) > MAX_BATCH:
             raise TooLarge(f"a batch holds at most {MAX_BATCH} facts")
-        restore = data.get("restore", False)
-        if not isinstance(restore, bool):
-            raise InvalidInput("restore must be true or false")
+        restore = bool_param(data.get("restore"), "restore", False)
+        dry_run = bool_param(data.get("dry_run"), "dry_run", False)
+        note = data.get("note", "")
+        if not isinstance(note, str) or len(note) > MAX_NOTE:
+            raise InvalidInput(f"note must be text of at most {MAX_NOTE} characters")
         client = client_of(request)
-        results = await run(memory.add_many, items, client, restore) if items else []
+        results = await run(memory.add_many, items, client, restore, dry_run, note) if items else []
         return JSONResponse({"results": [added(r) for r in results]})
 
     @route("/facts/review", ["POST"])

@@ -93,9 +93,11 @@ class Memory:
         or exported, under its old id and times."""
         return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}], client)[0]
 
-    def add_many(self, items: list[dict], client: str = "", restore: bool = False) -> list[AddResult]:
-        """`restore`: each fact as given, no dedup (a backup into an empty memory)."""
-        return self.writer.add_many(items, client, restore)
+    def add_many(self, items: list[dict], client: str = "", restore: bool = False, dry_run: bool = False,
+                 note: str = "") -> list[AddResult]:
+        """`restore`: each fact as given, no dedup (a backup into an empty memory). `dry_run`:
+        what would be stored, merged and proposed, and nothing kept. `note`: each entry's."""
+        return self.writer.add_many(items, client, restore, dry_run, note)
 
     def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
         return self.writer.import_batches(items, size, client, restore)

@@ -31,6 +31,10 @@ from .vocabulary import words_of
 
 REINDEX_BATCH = 256  # facts embedded at a time by reindex
 RESTORED = "from a backup: stored as it was, without the duplicate check"
+
+
+class RolledBack(Exception):
+    """A dry run's end: the write's transaction is rolled back, and nothing of it applied."""
 CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite
 UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
 CURRENT = "(valid_until IS NULL OR valid_until > ?)"
@@ -42,16 +46,19 @@ class Writer:
         self.reader = reader
         self.history = history
 
-    def add_many(self, items: list[dict], client: str = "", restore: bool = False) -> list[AddResult]:
+    def add_many(self, items: list[dict], client: str = "", restore: bool = False, dry_run: bool = False,
+                 note: str = "") -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
         An item's id, created_at and updated_at put back one that was deleted or exported;
         `restore` stores each as given, with no dedup (a backup into an empty memory: what was
-        there, force-stored near duplicates and all)."""
+        there, force-stored near duplicates and all). `dry_run`: every check and every answer
+        as if stored, then nothing kept (the transaction rolled back, the index untouched).
+        `note`: each history entry's (an import names its file)."""
         clean = clean_items(items)
         if clean and self.state.full:  # before the model is asked
             raise MemoryFull(self.state.full)
         return self._store(clean, *self._embed_facts([c.text for c in clean]), client=client, restore=restore,
-                           note=RESTORED if restore else "")
+                           note=note or (RESTORED if restore else ""), dry_run=dry_run)
 
     def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
         """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
@@ -161,86 +168,98 @@ class Writer:
     # -- the writes --------------------------------------------------------------------
 
     def _store(self, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
-               op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False) -> list[AddResult]:
-        """`restore`: no dedup and no proposals; a fact whose id is in use is still refused (IdTaken)."""
-        state, db = self.state, self.state.db
+               op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False,
+               dry_run: bool = False) -> list[AddResult]:
+        """`restore`: no dedup and no proposals; a fact whose id is in use is still refused (IdTaken).
+        `dry_run`: all of it, then rolled back."""
+        state = self.state
         results: list[AddResult] = []
-        with state.lock:
-            with state.writing() as after:
-                # Each type's new facts against that type's stored rows, one scan of its codes a
-                # type: it serves the near-dedup check, the pairs kept for review and the proposals.
-                low = min(state.floor, state.threshold, PROPOSE)
-                types = [c.type for c in clean]
-                prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-                for t in set(types):
-                    mine = [i for i, u in enumerate(types) if u == t]
-                    prior.update(zip(mine, state.vectors.near(vectors[mine], t, low)))
-                within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
-                batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
-                for n, (item, vector) in enumerate(zip(clean, vectors)):
-                    text, type = item.text, item.type
-                    near_ids, near_scores = prior[n]
-                    same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
-                    if same:
-                        near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
-                        near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
-                    replaced = {} if restore else self._replaceable(item.supersedes)
-                    near = None
-                    dup = None if restore else self._exact_duplicate(text, type, leave=item.supersedes)
-                    if not dup and not restore:
-                        near = self._near_among(text, near_ids, near_scores, item.supersedes)
-                        dup = None if item.force else near
-                    if not dup and not restore and not item.supersedes:
-                        dup = self._replaced_duplicate(text, type)
-                    if dup:
-                        existing = self.reader.get_many([dup[0]])[dup[0]]
-                        results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
-                        continue
-                    created_at = item.created_at or now()
-                    updated_at = item.updated_at or created_at
-                    if item.valid_until is not None and item.valid_until < created_at:
-                        raise InvalidInput("valid_until must not be before the fact's created_at")
-                    if item.id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (item.id,)).fetchone():
-                        raise IdTaken(f"fact id {item.id} is in use by another fact")
-                    # Room for it and those of the batch before it (a 507 rolls back the whole batch).
-                    more = Counter(t for _, t, _ in batch) + Counter([type])
-                    state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
-                    superseded_by = item.superseded_by if restore else None
-                    if restore:
-                        reviewed_at = item.reviewed_at
-                    else:
-                        reviewed_at = created_at if reviewed_by(client, item.source, state.review) else None
-                    fid = db.execute(
-                        "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
-                        " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by,
-                         reviewed_at),
-                    ).lastrowid
-                    db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
-                    db.execute(
-                        "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-                        (fid, state.model, len(vector), to_blob(vector)),
-                    )
-                    state.pairs.link(fid, type, near_ids, near_scores, state.floor)
-                    # Later items of the batch see this one through `batch`; the index, once committed.
-                    after.append(partial(state.vectors.put, fid, type, vector))
-                    batch.append((fid, type, n))
-                    for old in replaced.values():  # each named fact replaced by this one, in this write
-                        db.execute("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?",
-                                   (fid, max(old.created_at, created_at), old.id))
-                    # (a near duplicate stored over with `force` is the same fact, not one it replaces)
-                    leave = (*item.supersedes, *([near[0]] if near else []))
-                    conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, leave)
-                    fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
-                    why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
-                    if replaced:
-                        why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
-                    before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None
-                    self.history.record(client, op, fid, before=before, after=fact, note=why, undoes=undoes)
-                    results.append(AddResult(fact, True, conflicts=conflicts,
-                                             pending=reviewed_at is None and state.review["mode"] == "before"))
-                self._add_words([r.fact.text for r in results if r.created], words)
+        try:
+            with state.lock, state.writing() as after:
+                self._store_in(after, clean, vectors, words, results, client, op, note, undoes, restore)
+                if dry_run:
+                    raise RolledBack
+        except RolledBack:
+            pass
         return results
+
+    def _store_in(self, after: list, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray],
+                  results: list[AddResult], client: str, op: str, note: str, undoes: int | None, restore: bool) -> None:
+        """The body of `_store`, inside its write: each result appended to `results`."""
+        state, db = self.state, self.state.db
+        # Each type's new facts against that type's stored rows, one scan of its codes a
+        # type: it serves the near-dedup check, the pairs kept for review and the proposals.
+        low = min(state.floor, state.threshold, PROPOSE)
+        types = [c.type for c in clean]
+        prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for t in set(types):
+            mine = [i for i, u in enumerate(types) if u == t]
+            prior.update(zip(mine, state.vectors.near(vectors[mine], t, low)))
+        within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
+        batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
+        for n, (item, vector) in enumerate(zip(clean, vectors)):
+            text, type = item.text, item.type
+            near_ids, near_scores = prior[n]
+            same = [(fid, k) for fid, t, k in batch if t == type and within[n, k] >= low]
+            if same:
+                near_ids = np.concatenate([near_ids, np.array([f for f, _ in same], dtype=np.int64)])
+                near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
+            replaced = {} if restore else self._replaceable(item.supersedes)
+            near = None
+            dup = None if restore else self._exact_duplicate(text, type, leave=item.supersedes)
+            if not dup and not restore:
+                near = self._near_among(text, near_ids, near_scores, item.supersedes)
+                dup = None if item.force else near
+            if not dup and not restore and not item.supersedes:
+                dup = self._replaced_duplicate(text, type)
+            if dup:
+                existing = self.reader.get_many([dup[0]])[dup[0]]
+                results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
+                continue
+            created_at = item.created_at or now()
+            updated_at = item.updated_at or created_at
+            if item.valid_until is not None and item.valid_until < created_at:
+                raise InvalidInput("valid_until must not be before the fact's created_at")
+            if item.id is not None and db.execute("SELECT 1 FROM facts WHERE id = ?", (item.id,)).fetchone():
+                raise IdTaken(f"fact id {item.id} is in use by another fact")
+            # Room for it and those of the batch before it (a 507 rolls back the whole batch).
+            more = Counter(t for _, t, _ in batch) + Counter([type])
+            state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
+            superseded_by = item.superseded_by if restore else None
+            if restore:
+                reviewed_at = item.reviewed_at
+            else:
+                reviewed_at = created_at if reviewed_by(client, item.source, state.review) else None
+            fid = db.execute(
+                "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
+                " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by,
+                 reviewed_at),
+            ).lastrowid
+            db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
+            db.execute(
+                "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
+                (fid, state.model, len(vector), to_blob(vector)),
+            )
+            state.pairs.link(fid, type, near_ids, near_scores, state.floor)
+            # Later items of the batch see this one through `batch`; the index, once committed.
+            after.append(partial(state.vectors.put, fid, type, vector))
+            batch.append((fid, type, n))
+            for old in replaced.values():  # each named fact replaced by this one, in this write
+                db.execute("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?",
+                           (fid, max(old.created_at, created_at), old.id))
+            # (a near duplicate stored over with `force` is the same fact, not one it replaces)
+            leave = (*item.supersedes, *([near[0]] if near else []))
+            conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, leave)
+            fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
+            why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
+            if replaced:
+                why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
+            before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None
+            self.history.record(client, op, fid, before=before, after=fact, note=why, undoes=undoes)
+            results.append(AddResult(fact, True, conflicts=conflicts,
+                                     pending=reviewed_at is None and state.review["mode"] == "before"))
+        self._add_words([r.fact.text for r in results if r.created], words)
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
              client: str = "", note: str = "", undoes: int | None = None, valid_until: object = UNSET,

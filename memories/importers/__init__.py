@@ -1,0 +1,57 @@
+"""Memories kept in other tools, read into facts to import: one file a format. Each reader turns a
+file into `Parsed`: the facts to store (text, type, source `import:<format>`, created_at when the
+file has one) and the lines it refused and why; a file it cannot read at all raises Malformed with
+the line. Nothing here writes: the CLI (cli.py `import --from`) and the dashboard send the facts
+through a dry run first, then store exactly what it showed.
+
+The formats, as their public documentation described them on 2026-12-02 (docs/operations.md):
+
+    chatgpt-list, claude-list   plain_list.py  one memory a line, as copied from the memory settings
+    csv, json, jsonl            table.py       rows or objects, with a column mapping
+    mem0                        mem0.py        mem0's get_all / export: memory, created_at, metadata
+    letta                       letta.py       Letta's archival passages: text, created_at, tags
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_BYTES = 20 * 1024 * 1024  # a file over it is refused, saying so: 100,000 facts of 200 bytes fit
+
+
+class Malformed(ValueError):
+    """The file cannot be read as its format: nothing of it is imported."""
+
+
+@dataclass
+class Parsed:
+    items: list[dict] = field(default_factory=list)  # each as POST /facts takes it, and "line": where it came from
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of what cannot be a fact
+    columns: list[str] = field(default_factory=list)  # a table's columns, for the mapping and its preview
+
+
+def read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise Malformed(f"{path} is {size:,} bytes; the limit is {MAX_BYTES:,} (split the file)")
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise Malformed(f"{path}:{line}: not UTF-8 text") from None
+
+
+def formats() -> dict:
+    """Format name -> its reader, `read(text, mapping) -> Parsed`."""
+    from . import letta, mem0, plain_list, table
+
+    return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
+            "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read}
+
+
+def read(format: str, path: Path, mapping: dict | None = None) -> Parsed:
+    readers = formats()
+    if format not in readers:
+        raise Malformed(f"unknown format {format!r}: one of {', '.join(readers)}")
+    return readers[format](read_text(path), mapping or {})

@@ -1,0 +1,31 @@
+"""Letta's archival memory: passages as its API lists them (`GET /v1/agents/{id}/archival-memory`,
+`/v1/archives/{id}/passages`): each `{"id", "text", "created_at", "tags", "metadata", ...}`, as a
+list or under "passages". The text is `text`; the source `import:letta`, and `import:letta:<tag>` when a
+passage has exactly one tag (a tag says what kind of memory it is)."""
+
+from __future__ import annotations
+
+import json
+
+from . import Malformed, Parsed
+from .facts import candidate
+
+
+def read(text: str, mapping: dict) -> Parsed:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
+    if isinstance(data, dict):
+        data = data.get("passages", data.get("data"))
+    if not isinstance(data, list):
+        raise Malformed('line 1: not Letta\'s passages: a list, or {"passages": [...]}')
+    parsed = Parsed(columns=["text", "created_at", "tags"])
+    for i, p in enumerate(data, start=1):
+        if not isinstance(p, dict):
+            parsed.refused.append((i, "not a passage object"))
+            continue
+        tags = p.get("tags") if isinstance(p.get("tags"), list) else []
+        source = f"import:letta:{tags[0]}" if len(tags) == 1 and isinstance(tags[0], str) and tags[0] else "import:letta"
+        candidate(parsed, i, p.get("text"), source[:200], None, p.get("created_at"))
+    return parsed

@@ -1,0 +1,84 @@
+"""Rows as people keep them elsewhere: CSV with a header row, a JSON array of objects, or JSON
+Lines, with a column mapping (`text`, `type`, `source`, `time`: which column holds each; `text`
+defaults to a column named text, memory, content or fact). A row whose text column is empty, or
+too long, is refused with its line; a file that does not parse is refused whole, with the line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from . import Malformed, Parsed
+from .facts import candidate
+
+TEXT_COLUMNS = ("text", "memory", "content", "fact")
+ROLES = ("text", "type", "source", "time")
+
+
+def mapped(columns: list[str], mapping: dict, format: str) -> dict:
+    unknown = set(mapping) - set(ROLES)
+    if unknown:
+        raise Malformed(f"the mapping names {', '.join(sorted(unknown))}: it maps {', '.join(ROLES)} to columns")
+    out = dict(mapping)
+    if "text" not in out:
+        out["text"] = next((c for c in columns if c.strip().lower() in TEXT_COLUMNS), None)
+    if not out["text"]:
+        raise Malformed(f"no column holds the text: map one with text=COLUMN (columns: {', '.join(columns) or 'none'})")
+    missing = [c for c in out.values() if c not in columns]
+    if missing and columns:
+        raise Malformed(f"the mapping names columns the file lacks: {', '.join(missing)} (columns: {', '.join(columns)})")
+    return out
+
+
+def rows(parsed: Parsed, records: list[tuple[int, dict]], mapping: dict, format: str) -> Parsed:
+    parsed.columns = list(dict.fromkeys(k for _, r in records for k in r))
+    roles = mapped(parsed.columns, mapping, format)
+    for line, record in records:
+        source = record.get(roles["source"]) if roles.get("source") else None
+        candidate(parsed, line, record.get(roles["text"]), str(source) if source else f"import:{format}",
+                  record.get(roles["type"]) if roles.get("type") else None,
+                  record.get(roles["time"]) if roles.get("time") else None)
+    return parsed
+
+
+def csv_rows(text: str, mapping: dict) -> Parsed:
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        records = [(reader.line_num, dict(r)) for r in reader]
+    except csv.Error as e:
+        raise Malformed(f"line {reader.line_num}: {e}") from None
+    parsed = Parsed(columns=list(reader.fieldnames or []))
+    if any(None in r for _, r in records):
+        line = next(n for n, r in records if None in r)
+        raise Malformed(f"line {line}: more values than the header has columns")
+    return rows(parsed, records, mapping, "csv")
+
+
+def objects(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise Malformed(f"{where}: not a JSON object")
+    return value
+
+
+def json_array(text: str, mapping: dict) -> Parsed:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
+    if not isinstance(data, list):
+        raise Malformed("line 1: not a JSON array of objects")
+    # An array has no line per object: each is numbered by its place in the array, from 1.
+    return rows(Parsed(), [(i, objects(v, f"item {i}")) for i, v in enumerate(data, start=1)], mapping, "json")
+
+
+def json_lines(text: str, mapping: dict) -> Parsed:
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((n, objects(json.loads(line), f"line {n}")))
+        except json.JSONDecodeError as e:
+            raise Malformed(f"line {n}: not JSON ({e.msg})") from None
+    return rows(Parsed(), records, mapping, "jsonl")
