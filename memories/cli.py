@@ -155,6 +155,9 @@ class LocalWrites:
     def add_many(self, items: list[dict], dry_run: bool = False, note: str = "") -> list:
         return self.memory.add_many(items, "cli", dry_run=dry_run, note=note)
 
+    def import_batches(self, items: list[dict], note: str = ""):
+        return self.memory.import_batches(items, IMPORT_BATCH, client="cli", note=note)
+
 
 def parse_mapping(text: str | None) -> dict:
     """--map text=COLUMN,type=COLUMN,..."""

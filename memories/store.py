@@ -99,8 +99,9 @@ class Memory:
         what would be stored, merged and proposed, and nothing kept. `note`: each entry's."""
         return self.writer.add_many(items, client, restore, dry_run, note)
 
-    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
-        return self.writer.import_batches(items, size, client, restore)
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False,
+                       note: str = "") -> Iterator[list[AddResult]]:
+        return self.writer.import_batches(items, size, client, restore, note)
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
              client: str = "", note: str = "", **validity) -> Fact:

@@ -60,7 +60,8 @@ class Writer:
         return self._store(clean, *self._embed_facts([c.text for c in clean]), client=client, restore=restore,
                            note=note or (RESTORED if restore else ""), dry_run=dry_run)
 
-    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False) -> Iterator[list[AddResult]]:
+    def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False,
+                       note: str = "") -> Iterator[list[AddResult]]:
         """`add_many` over `items`, `size` at a time, each batch one commit. The next batch is
         embedded in a thread while this one is written: the model and the write (the dedup scan,
         SQLite, the commit) each leave part of the machine idle. Bad input fails before any write."""
@@ -71,7 +72,7 @@ class Writer:
                 embedded = ahead.result()  # only the batch in hand and the next are held
                 if n + 1 < len(batches):
                     ahead = pool.submit(self._embed_facts, [c.text for c in batches[n + 1]])
-                yield self._store(clean, *embedded, client=client, restore=restore, note=RESTORED if restore else "")
+                yield self._store(clean, *embedded, client=client, restore=restore, note=note or (RESTORED if restore else ""))
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""

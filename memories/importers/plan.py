@@ -58,12 +58,18 @@ def dry_run(memory, items: list[dict], refused: list[tuple[int, str]] = (),
 
 
 def run(memory, plan: Plan, note: str, progress: Callable[[int], None] = lambda n: None) -> list:
-    """Store what the dry run said it would, a batch at a time (each one transaction)."""
+    """Store what the dry run said it would, a batch at a time (each one transaction); through
+    `memory.import_batches` when it has one (the engine: the next batch embedded while one is
+    written)."""
+    items = [sendable(i) | {"force": True} for i in plan.store]
+    batches = getattr(memory, "import_batches", None)
+    if batches is None:
+        batches = lambda items, note: (memory.add_many(items[i : i + BATCH], note=note)  # noqa: E731
+                                       for i in range(0, len(items), BATCH))
     results = []
-    for start in range(0, len(plan.store), BATCH):
-        batch = [sendable(i) | {"force": True} for i in plan.store[start : start + BATCH]]
-        results += memory.add_many(batch, note=note)
-        progress(len(batch))
+    for done in batches(items, note=note):
+        results += done
+        progress(len(done))
     return results
 
 
