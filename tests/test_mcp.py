@@ -140,6 +140,27 @@ def test_an_agent_replaces_a_fact_and_search_answers_from_what_is_true_now(servi
     assert b["id"] in locker_ids and a["id"] not in locker_ids
 
 
+def test_with_review_before_an_agents_save_is_pending_until_the_owner_approves(service, api):
+    """`review: before` over MCP: the save says it is pending, search does not return it, and once
+    the owner reviews it (POST /facts/review, as the Inbox does) search does."""
+    assert api.put("/settings", json={"review": {"mode": "before"}}).status_code == 200
+    try:
+        async def save(client):
+            return data(await client.call_tool("memory_save", {"text": "The owner's spare key is under the blue pot."}))
+
+        async def search(client):
+            return data(await client.call_tool("memory_search", {"query": "Where is the spare key?", "limit": 5}))
+
+        saved = run(service, save)
+        assert saved["created"] is True and "pending" in saved["pending"]
+        assert saved["id"] not in [h["fact"]["id"] for h in run(service, search)["hits"]]
+        assert api.post("/facts/review", json={"ids": [saved["id"]]}).json()["reviewed"] == [saved["id"]]
+        hits = run(service, search)["hits"]
+        assert hits[0]["fact"]["id"] == saved["id"] and "unreviewed" not in hits[0]
+    finally:
+        api.put("/settings", json={"review": {"mode": "after"}})
+
+
 def test_bad_calls_come_back_as_tool_errors_with_the_contracts_message(service):
     async def steps(client):
         return [
