@@ -4,7 +4,8 @@ from .memory import first, known, status
 
 # Pages that mean the same in any memory; the switcher keeps them. A fact's own pages do not
 # (#7 here is another fact, or none, there), so they switch to the facts page.
-SAME_IN_EVERY_MEMORY = {"facts", "duplicates", "recall", "trash", "audit", "evaluation", "evaluation_compare", "eval_cases"}
+SAME_IN_EVERY_MEMORY = {"facts", "duplicates", "contradictions", "recall", "trash", "audit", "evaluation",
+                        "evaluation_compare", "eval_cases"}
 # Query parameters naming a fact or a position in this memory's lists: left behind on a switch.
 THIS_MEMORY_ONLY = ("pin", "fact", "cursor", "page")
 

@@ -24,6 +24,38 @@ def word_diff(a: str, b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, b
     return left, right
 
 
+# What the contract calls a word's surrounding punctuation (docs/memory-api.md, "Lifecycle").
+EDGES = ".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019"
+
+
+def same(word: str) -> str:
+    """How the memory compares the words of a proposal: case-folded, a curly apostrophe as a straight one."""
+    return word.casefold().replace("\u2019", "'")
+
+
+def marked(text: str, words: list[str]) -> list[tuple[str, bool]]:
+    """The text as (chunk, differs) runs, each of `words` (a proposal's `differs.old` or `.new`)
+    flagged wherever the text has it, its surrounding punctuation left unmarked."""
+    wanted = {same(w) for w in words}
+    runs: list[tuple[str, bool]] = []
+    for token in WORD.findall(text):
+        core = token.strip(EDGES)
+        if not token.isspace() and core and same(core) in wanted:
+            start = token.index(core)
+            runs += [(token[:start], False), (core, True), (token[start + len(core):], False)]
+        elif not token.isspace() and same(token) in wanted:
+            runs.append((token, True))
+        else:
+            runs.append((token, False))
+    merged: list[tuple[str, bool]] = []
+    for chunk, flag in runs:
+        if merged and not flag and not merged[-1][1]:
+            merged[-1] = (merged[-1][0] + chunk, False)
+        elif chunk:
+            merged.append((chunk, flag))
+    return merged
+
+
 BIN = 0.01  # the threshold moves in steps of 0.01, so it always falls on a bin edge
 SCALE_LOW = 0.5  # the slider's lowest value: the slider and the chart share one scale, 0.50 to 1.00
 

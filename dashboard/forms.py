@@ -1,3 +1,5 @@
+from datetime import UTC, date, datetime, time
+
 from django import forms
 
 from memories.client import MAX_FACT_ID
@@ -66,6 +68,31 @@ def not_blank(value: str, what: str) -> str:
     return value.strip()
 
 
+STATUSES = ("current", "replaced", "expired", "all")  # GET /facts `status`; the list shows what is current unless told
+DEFAULT_STATUS = "current"
+
+
+def end_of_day(day: date) -> str:
+    """A day from <input type=date> as the contract's time: its last microsecond, UTC."""
+    return datetime.combine(day, time.max, tzinfo=UTC).isoformat().replace("+00:00", "Z")
+
+
+class AsOfDay(forms.DateField):
+    """"As of" a day: the memory as it was at that day's end (UTC). Today is now, so no `as_of`
+    is sent; a day to come is refused (the memory answers only for times that have passed)."""
+
+    def clean(self, value):
+        day = super().clean(value)
+        if day and day > datetime.now(UTC).date():
+            raise forms.ValidationError(f"{day:%Y-%m-%d} has not come yet: the memory shows only what it was, "
+                                        "up to now.", code="future")
+        return day
+
+    @staticmethod
+    def time(day: date | None) -> str | None:
+        return end_of_day(day) if day and day < datetime.now(UTC).date() else None
+
+
 class FactFilter(forms.Form):
     """The facts list's filters. One the memory cannot run is an error to show, never dropped: a
     dropped filter lists every fact, and "select all matching" would then offer them all."""
@@ -81,6 +108,8 @@ class FactFilter(forms.Form):
     })
     order = forms.CharField(required=False)
     cursor = forms.CharField(required=False, max_length=500)
+    status = forms.CharField(required=False)
+    as_of = AsOfDay(required=False, label="As of")
 
     def clean_q(self) -> str:
         return not_blank(self.cleaned_data["q"], "The search")
@@ -94,9 +123,27 @@ class FactFilter(forms.Form):
         order = self.cleaned_data["order"]
         return order if order in ORDERS else ""
 
+    def clean_status(self) -> str:
+        """A status the list does not know is its default, as an unknown order is."""
+        status = self.cleaned_data["status"]
+        return status if status in STATUSES else DEFAULT_STATUS
+
     def active(self) -> dict[str, str]:
         """The filters that narrow what is listed (q, type, source), of a valid form."""
         return {k: self.cleaned_data[k] for k in ("q", "type", "source") if self.cleaned_data.get(k)}
+
+    def when(self) -> dict[str, str]:
+        """Which facts' lives the list shows, as its links keep it: `status` and `as_of` (a day),
+        each only when it is not the default."""
+        d = self.cleaned_data
+        return {**({"status": d["status"]} if d.get("status", DEFAULT_STATUS) != DEFAULT_STATUS else {}),
+                **({"as_of": d["as_of"].isoformat()} if d.get("as_of") else {})}
+
+    def lifecycle(self) -> dict[str, str | None]:
+        """What list_facts takes for them: `status` always (the memory's own default is all),
+        `as_of` as the contract's time."""
+        return {"status": self.cleaned_data.get("status") or DEFAULT_STATUS,
+                "as_of": AsOfDay.time(self.cleaned_data.get("as_of"))}
 
 
 class RecallForm(forms.Form):
@@ -104,6 +151,23 @@ class RecallForm(forms.Form):
     type = forms.ChoiceField(choices=[("", "any type"), *TYPE_CHOICES], required=False)
     limit = forms.IntegerField(min_value=1, max_value=100, initial=15, required=False)
     pin = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False, label="Where is fact #")
+    as_of = AsOfDay(required=False, label="As of")
+    include_stale = forms.BooleanField(required=False, label="replaced and expired facts too")
+
+    def lifecycle(self) -> dict:
+        """What recall and explain take: from what was current at the end of `as_of`, or from every fact."""
+        return {"as_of": AsOfDay.time(self.cleaned_data.get("as_of")),
+                "include_stale": bool(self.cleaned_data.get("include_stale"))}
+
+
+RESOLUTIONS = {"replace": "New replaces old", "keep_both": "Both true", "keep_old": "Old is right"}
+
+
+class Validity(forms.Form):
+    """A fact page's lifecycle form: replaced by another fact, or valid until the end of a day."""
+
+    superseded_by = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False, label="Replaced by fact #")
+    valid_until = forms.DateField(required=False, label="Valid until the end of")
 
 
 class DuplicateFilter(forms.Form):

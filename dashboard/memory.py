@@ -197,7 +197,7 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
         result.update(
             reachable=True, facts=health.facts, model=health.model, mode=health.mode,
             orphans=sum(len(v) for v in orphans.values() if isinstance(v, list)),
-            **settings_status(client),
+            open_conflicts=open_conflicts(client), **settings_status(client),
         )
     except MemoryServiceError as e:
         result.update(error=str(e), problem=_problem(e))
@@ -215,6 +215,23 @@ def settings_status(client: MemoryClient) -> dict:
                 "unmeasured": bool(settings.get("model")) and settings["model"].get("measured") is None}
     except (NotFound, KeyError, TypeError, AttributeError):  # a memory of contract v2 keeps no settings
         return {"settings": [], "unmeasured": False}
+
+
+def open_conflicts(client: MemoryClient) -> int | None:
+    """How many contradictions wait for the owner (the navigation's count), or None from a memory
+    that keeps no queue (contract v3) or fails to say: a count is no reason to turn the strip red."""
+    try:
+        return client.conflicts(limit=1)[2]
+    except MemoryServiceError:
+        return None
+
+
+def counted_conflicts(total: int, name: str | None = None) -> None:
+    """The Contradictions page just counted the open pairs: the navigation says the same number
+    on that page, not one up to STATUS_TTL old."""
+    cached = _status.get(client_key(name))
+    if cached and cached.get("reachable"):
+        cached["open_conflicts"] = total
 
 
 def mark_down(error: MemoryServiceError, name: str | None = None) -> None:

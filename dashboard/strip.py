@@ -10,9 +10,11 @@ from django.urls import reverse
 
 
 def with_strip(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    """Append the strip (hx-swap-oob) to an htmx partial; full pages carry it already."""
+    """Append the strip and the navigation's count of contradictions (hx-swap-oob) to an htmx
+    partial; full pages carry them already."""
     if request.htmx and not getattr(response, "streaming", False):
         response.content += render_to_string("status_strip.html", {"oob": True}, request).encode()
+        response.content += render_to_string("conflict_count.html", {"oob": True}, request).encode()
     return response
 
 
@@ -29,7 +31,7 @@ def with_count(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     filters.is_valid()
     f = filters.cleaned_data
     page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
-                                             q=f.get("q") or None, limit=1)
+                                             q=f.get("q") or None, **filters.lifecycle(), limit=1)
     response.content += render_to_string("facts/list.html#fact-count", {"page": page, "filters": filters, "oob": True},
                                          request).encode()
     return response

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, calibrate, duplicates, evaluate, facts, history, memories, recall, recalls
+from .views import account, calibrate, contradictions, duplicates, evaluate, facts, history, memories, recall, recalls
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -16,8 +16,12 @@ urlpatterns = [
     path("facts/<int:fact_id>/edit", facts.fact_edit, name="fact_edit"),
     path("facts/<int:fact_id>/delete", facts.fact_delete, name="fact_delete"),
     path("facts/<int:fact_id>/forget", facts.fact_forget, name="fact_forget"),
+    path("facts/<int:fact_id>/validity", facts.fact_validity, name="fact_validity"),
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
+    path("contradictions/", contradictions.contradiction_list, name="contradictions"),
+    path("contradictions/resolve", contradictions.contradiction_resolve, name="contradiction_resolve"),
+    path("contradictions/undo", contradictions.contradiction_undo, name="contradiction_undo"),
     path("recall/", recall.recall_debugger, name="recall"),
     path("recalls/", recalls.recall_log, name="recalls"),
     path("trash/", history.trash, name="trash"),

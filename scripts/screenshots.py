@@ -3,8 +3,10 @@
 Starts what `make run` starts (scripts/run.py) in a temporary folder on free ports, so the demo
 memory is fresh and nothing of the owner's own var/ or local.env is read. Signs in with the
 password the first run prints, loads the `personal` evaluation set, curates a little (a near
-duplicate, an edit, a delete) so every page has something to show, and saves one PNG a page to
-docs/screenshots/. The pictures are only ever made here: after a change to a page, run it again.
+duplicate, an edit, a delete), lets the agent store three facts that contradict the demo's, so
+every page has something to show, and saves one PNG a page to docs/screenshots/. The pictures are
+only ever made here: after a change to a page, run it again (`python scripts/screenshots.py
+contradictions facts` takes only those).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # three columns, 900 x 825) and well under 150 KB; a short page is cut where it ends.
 VIEWPORT = {"width": 1200, "height": 700}
 SCALE = 0.75
-TALL = 1100  # CSS pixels of the recall debugger
+TALL = 1100  # CSS pixels of the recall debugger (and the contradictions queue, three pairs)
 START_SECONDS = 180  # the first run loads the model and embeds the demo memory
 
 
@@ -117,15 +119,49 @@ def agent(env: dict[str, str]) -> None:
     httpx.delete(f"{env['MEMORY_URL']}/facts/{fact_id(env, 'passport runs out')}", headers=headers).raise_for_status()
 
 
-def main() -> None:
+# What the agent learns later that contradicts the demo memory: each write proposes what it may replace.
+CONTRADICTIONS = ["The owner's dentist is Dr. de Vries on Nobelstraat.",
+                  "Leo's swimming lessons moved to Thursdays at 5 pm.",
+                  "The owner's brother Tomas now lives in Hamburg."]
+
+
+def contradict(env: dict[str, str]) -> None:
+    """The agent stores them. The owner has said "both true" of the pairs the demo's own import
+    proposed (its lines have no ids: a merge, which proposes) and of all but the closest of what
+    each of these writes proposes (a write proposes up to three), so the queue shows the three."""
+    url, secret = env["MEMORY_URL"], env["MEMORY_SECRET"]
+    agent = {"X-Memory-Secret": secret, "X-Memory-Client": "claude-code 2.1.0"}
+    owner = {"X-Memory-Secret": secret, "X-Memory-Client": "dashboard"}
+
+    def both_true(old: int, new: int) -> None:
+        httpx.post(url + "/conflicts/resolve", json={"old": old, "new": new, "resolution": "keep_both"},
+                   headers=owner).raise_for_status()
+
+    for c in httpx.get(url + "/conflicts", params={"limit": 100}, headers=owner).raise_for_status().json()["conflicts"]:
+        both_true(c["old"]["id"], c["new"]["id"])
+    for text in CONTRADICTIONS:
+        r = httpx.post(url + "/facts", json={"text": text, "source": "mcp"}, headers=agent).raise_for_status().json()
+        closest, *others = sorted(r["conflicts"], key=lambda c: -c["score"])
+        for c in others:
+            both_true(c["id"], r["id"])
+
+
+PAGES = ["recall", "facts", "fact", "duplicates", "contradictions", "recalls", "evaluation", "trash", "audit",
+         "calibration"]
+
+
+def main(only: list[str]) -> None:
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} is missing: apt-get install chromium")
+    if unknown := sorted(set(only) - set(PAGES)):
+        sys.exit(f"no screenshot called {', '.join(unknown)}: the pages are {', '.join(PAGES)}")
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="memory-desk-screenshots-") as tmp:
         proc, env, password = start(Path(tmp))
         try:
-            subprocess.run([sys.executable, "manage.py", "load_evalset", "dashboard/evalsets/personal.json"],
-                           cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "dashboard.settings"}, check=True)
+            if not only or "evaluation" in only:  # the set runs in a memory of its own: nothing else needs it
+                subprocess.run([sys.executable, "manage.py", "load_evalset", "dashboard/evalsets/personal.json"],
+                               cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "dashboard.settings"}, check=True)
             base = f"http://127.0.0.1:{env['DASHBOARD_PORT']}"
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -138,6 +174,7 @@ def main() -> None:
                 expect(page.get_by_role("heading", name="Facts")).to_be_visible()
                 curate(page, base, env)
                 agent(env)
+                contradict(env)
 
                 # A question whose word the memory does not hold ("mum"), so expansion shows.
                 mother = fact_id(env, "mother, Helena")
@@ -146,13 +183,17 @@ def main() -> None:
                     "facts": "/",
                     "fact": f"/facts/{mother}/",
                     "duplicates": "/duplicates/?threshold=0.85",
+                    "contradictions": "/contradictions/",
                     "recalls": "/recalls/",
                     "evaluation": "/evaluate/?" + urlencode({"suite": "personal"}),
                     "trash": "/trash/",
                     "audit": "/audit/",
                     "calibration": "/calibrate/",
                 }
+                assert list(pages) == PAGES
                 for name, path in pages.items():
+                    if only and name not in only:
+                        continue
                     page.goto(base + path)
                     if name == "evaluation":  # running a set is a POST: the page's own Run button
                         page.get_by_role("button", name="Run").click()
@@ -160,11 +201,11 @@ def main() -> None:
                     if name == "calibration":  # a calibration is a POST too: the pairs through the model
                         page.locator("#calibrate-run").click()
                         expect(page.locator("#recommended-threshold")).to_be_visible()
-                    shot(page, name, TALL if name == "recall" else VIEWPORT["height"])
+                    shot(page, name, TALL if name in ("recall", "contradictions") else VIEWPORT["height"])
                 browser.close()
         finally:
             stop(proc)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -109,7 +109,7 @@ def test_delete_with_confirmation_and_see_it_gone(signed_in: Page):
     shot(page, "deleted-gone-from-recall")
 
 
-def test_resolve_a_pair_and_mark_another_not_a_duplicate(signed_in: Page, live_server):
+def test_resolve_a_pair_and_mark_another_not_a_duplicate(signed_in: Page, live_server, live_memory):
     page = signed_in
     add_fact(page, "The owner's passport expires in 2028.")
     a = fact_id_from_result(page)
@@ -119,6 +119,10 @@ def test_resolve_a_pair_and_mark_another_not_a_duplicate(signed_in: Page, live_s
     c = fact_id_from_result(page)
     add_fact(page, "Leo goes to the Montessori school on Kanaalweg.")
     d = fact_id_from_result(page)
+    with live_memory.client() as api:  # each write proposed replacing the other: "both true" leaves them to this page
+        for old, new in ((a, b), (c, d)):
+            r = api.post("/conflicts/resolve", json={"old": old, "new": new, "resolution": "keep_both"})
+            assert r.status_code == 200, r.text
 
     page.goto(live_server.url + "/duplicates/?threshold=0.85")
     expect(page.locator("figure.histogram svg")).to_be_visible()

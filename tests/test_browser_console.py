@@ -65,7 +65,9 @@ def test_the_recall_debugger_and_the_recalls_page_leave_the_console_clean(page: 
 
 
 PAGES = ["/", "/facts/{fid}/", "/facts/{fid}/edit", "/facts/{fid}/delete", "/facts/{fid}/forget", "/duplicates/",
-         "/duplicates/?threshold=0.5", "/recall/?q=sister&pin={fid}", "/recalls/", "/trash/", "/audit/", "/evaluate/",
+         "/duplicates/?threshold=0.5", "/contradictions/", "/recall/?q=sister&pin={fid}",
+         "/recall/?q=sister&as_of=2026-01-01&include_stale=on", "/?status=all", "/recalls/", "/trash/", "/audit/",
+         "/evaluate/",
          "/evaluate/cases/all", "/evaluate/compare", "/calibrate/", "/facts/999999/",
          "/no-such-page/"]
 

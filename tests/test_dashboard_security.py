@@ -135,7 +135,7 @@ def test_every_page_says_plainly_when_the_service_misbehaves(owner_client, mock_
     for pattern, route in all_patterns():
         if pattern.name in PUBLIC | {"logout", "evaluation", "evaluation_compare", "trash", "audit", "undo_delete",
                                      "eval_cases", "eval_case_edit", "eval_import", "eval_shipped", "memory_create",
-                                     "calibrate_step", "calibrate_adopt"}:
+                                     "calibrate_step", "calibrate_adopt", "contradiction_resolve", "contradiction_undo"}:
             continue  # these read the dashboard's own database (or check a name or a number, or write into a
             # set's own memory) first; see below, test_memory_create.py, test_calibration.py and
             # test_dashboard_memories_live.py

@@ -82,3 +82,9 @@ def is_long(text: str | None) -> bool:
 @register.filter
 def shortened(text: str | None) -> str:
     return Truncator(text or "").chars(LONG_TEXT)
+
+
+@register.filter
+def item(mapping: dict | None, key):
+    """mapping[key], or None: a dict the view keys by fact id."""
+    return (mapping or {}).get(key)

@@ -31,10 +31,17 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     client = memory(request.memory)
     pairs, total = client.duplicates(threshold, type=type, limit=500)
     dismissed = DismissedPair.all_keys(request.memory)
-    shown = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
+    undecided = [p for p in pairs if DismissedPair.key(p.a.id, p.b.id) not in dismissed]
+    # A pair on the Contradictions page is decided there, and a replaced or expired fact is no
+    # duplicate of anything: the memory's dedup leaves it out too.
+    queued = open_pairs(client)
+    contradictions = [p for p in undecided if DismissedPair.key(p.a.id, p.b.id) in queued]
+    shown = [p for p in undecided if DismissedPair.key(p.a.id, p.b.id) not in queued
+             and p.a.status == "current" and p.b.status == "current"]
     rows = [{"pair": p, "diff": word_diff(p.a.text, p.b.text), "conflict": conflict(p)} for p in shown]
 
-    context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(shown),
+    context = {"form": form, "threshold": threshold, "rows": rows, "total": total, "hidden": len(pairs) - len(undecided),
+               "queued": len(contradictions), "stale": len(undecided) - len(contradictions) - len(shown),
                "query": request.GET.urlencode(), "scale_low": SCALE_LOW,
                "dismissed": DismissedPair.objects.filter(memory=request.memory).order_by("-created_at")[:200]}
     try:
@@ -44,6 +51,24 @@ def duplicate_list(request: HttpRequest) -> HttpResponse:
     if nearest is not None:
         context.update(distribution(nearest, floor, threshold, pairs, total))
     return render(request, "duplicates.html#results" if request.htmx else "duplicates.html", context)
+
+
+QUEUE_PAGES = 5  # pages of 100 open contradictions read to leave them out here
+
+
+def open_pairs(client) -> set[tuple[int, int]]:
+    """The open contradictions' pairs, as DismissedPair.key orders them (none from a memory that
+    keeps no queue); the newest QUEUE_PAGES hundred."""
+    keys, cursor = set(), None
+    for _ in range(QUEUE_PAGES):
+        try:
+            proposals, cursor, _ = client.conflicts(limit=100, cursor=cursor)
+        except NotFound:
+            return keys
+        keys |= {DismissedPair.key(p.old.id, p.new.id) for p in proposals}
+        if not cursor:
+            break
+    return keys
 
 
 def distribution(nearest: list[float], floor: float | None, threshold: float, pairs, total: int) -> dict:

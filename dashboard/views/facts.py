@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -12,14 +13,16 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memories.client import BadRequest, Conflict, NotFound, Page, ServiceUnavailable
+from memories.client import BadRequest, Conflict, Fact, MemoryClient, NotFound, Page, ServiceUnavailable
 
 from .. import audit
-from ..forms import DEFAULT_ORDER, MAX_ID, SORT_COLUMNS, FactFilter, FactForm, parse_id
+from ..forms import (DEFAULT_ORDER, DEFAULT_STATUS, MAX_ID, SORT_COLUMNS, STATUSES, FactFilter, FactForm, Validity,
+                     end_of_day, parse_id)
 from ..memory import forget_status, memory
 from ..models import EvalCase
 from ..problems import owner_mistake
 from ..strip import with_count, with_strip
+from .contradictions import row as proposal_row
 from .recalls import returned
 
 PAGE_SIZE = 50
@@ -53,19 +56,23 @@ def get_fact_or_404(request: HttpRequest, fact_id: int):
 def list_context(request: HttpRequest, filters: FactFilter, page=None) -> dict:
     if page is None:
         filters.is_valid()
-        page = memory(request.memory).list_facts(limit=PAGE_SIZE)
+        page = memory(request.memory).list_facts(limit=PAGE_SIZE, status=DEFAULT_STATUS)
     order = filters.cleaned_data.get("order") or DEFAULT_ORDER
     active = filters.active() if filters.is_valid() else {}
-    keep = urlencode({**active, **({"order": order} if order != DEFAULT_ORDER else {})})  # what page links keep
-    return {"filters": filters, "active": active, "keep": keep, "page": page, "query": request.GET.urlencode(),
-            "expected": expected_ids(request.memory), "bulk_limit": BULK_LIMIT, "order": order,
-            "default_order": DEFAULT_ORDER, "sort": sort_links(request, active, order), "oldest_first": order.endswith("_asc")}
+    when = filters.when() if filters.is_valid() else {}  # status and as_of: which facts' lives, not a filter of them
+    keep = urlencode({**active, **when, **({"order": order} if order != DEFAULT_ORDER else {})})  # what page links keep
+    return {"filters": filters, "active": active, "when": when, "keep": keep, "page": page,
+            "query": request.GET.urlencode(),
+            "expected": expected_ids(request.memory), "bulk_limit": BULK_LIMIT, "order": order, "statuses": STATUSES,
+            "status": filters.cleaned_data.get("status") or DEFAULT_STATUS, "as_of": filters.cleaned_data.get("as_of"),
+            "default_order": DEFAULT_ORDER, "sort": sort_links(request, {**active, **when}, order),
+            "oldest_first": order.endswith("_asc")}
 
 
 def sort_links(request: HttpRequest, active: dict, order: str) -> dict[str, dict]:
     """The id, Created and Updated headers' links, by column: newest (highest) first, or the other
     way round when the list is in that order already; and the aria-sort of the column the list is
-    in. They keep the filters and the recall marks, not the page."""
+    in. They keep the filters (and the status and as-of) and the recall marks, not the page."""
     keep = {**active, **({"recalls": request.GET["recalls"]} if request.GET.get("recalls") else {})}
     links = {}
     for column in SORT_COLUMNS:
@@ -106,8 +113,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
         return render(request, template, {**context, "sources": sources(request)}, status=400)
     f = filters.cleaned_data
     try:
-        page = memory(request.memory).list_facts(**filters.active(), limit=PAGE_SIZE, cursor=f["cursor"] or None,
-                                                 order=f["order"] or None)
+        page = memory(request.memory).list_facts(**filters.active(), **filters.lifecycle(), limit=PAGE_SIZE,
+                                                 cursor=f["cursor"] or None, order=f["order"] or None)
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
         return no_such_page(request, e.message)
@@ -131,7 +138,8 @@ def similar_facts(client, fact_id: int) -> list[tuple]:
         floor = review_floor(client)
     except (NotFound, ServiceUnavailable):
         return []
-    return [(fact, cosine) for fact, cosine in neighbours if cosine >= floor]
+    # A replaced or expired fact is no duplicate of a new one: the memory's dedup leaves it out too.
+    return [(fact, cosine) for fact, cosine in neighbours if cosine >= floor and fact.status == "current"]
 
 
 def review_floor(client) -> float:
@@ -164,11 +172,13 @@ def fact_add(request: HttpRequest) -> HttpResponse:
             form.add_error("text", e.message)
         except ServiceUnavailable as e:
             form.add_error(None, f"The memory cannot store facts right now: {e.message}")
-    similar = []
+    similar, proposals = [], []
     if result is not None:
         forget_status()
         if result.created:  # (the memory's history records it, as "dashboard")
             similar = similar_facts(client, result.fact.id)
+            # What the new fact may replace, with the queue's three choices (views/contradictions.py).
+            proposals = [proposal_row(replace(p, new=result.fact)) for p in result.conflicts]
             form = FactForm(initial={"type": result.fact.type, "source": result.fact.source})
     if not request.htmx:
         if result is not None and result.created:
@@ -177,7 +187,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
         if result is not None and result.match != "near":
             messages.warning(request, f"Already stored as fact #{result.fact.id} ({result.match} match).")
             return redirect("fact_detail", fact_id=result.fact.id)
-    context = {"form": form, "result": result, "similar": similar}
+    context = {"form": form, "result": result, "similar": similar, "proposals": proposals, "place": "added"}
     if not request.htmx:  # a near duplicate, or a text refused: the page again, with "Store anyway" or the reason
         return render(request, "facts/list.html", {**list_context(request, FactFilter({})), **context, "sources": sources(request)},
                       status=200 if result is not None else 422)
@@ -193,7 +203,93 @@ def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
         neighbours = client.neighbours(fact_id, limit=10)
     except NotFound:
         neighbours = None  # a memory without this extension of the contract
-    return render(request, "facts/detail.html", {"fact": fact, "neighbours": neighbours, "recalled": recalled(client, fact_id)})
+    return render(request, "facts/detail.html", {
+        "fact": fact, "neighbours": neighbours, "recalled": recalled(client, fact_id),
+        "replaced_by": replaced_by(client, fact),
+        "replaced": replaced(client, fact_id), "validity": Validity(), "replaced_scan": REPLACED_SCAN * 100})
+
+
+CHAIN_SHOWN = 5  # steps of "replaced by" followed from a fact's page
+REPLACED_SCAN = 5  # pages of 100 replaced facts read for those a fact replaced
+
+
+def replaced_by(client: MemoryClient, fact: Fact) -> list[dict]:
+    """What replaced the fact, and what replaced that, up to CHAIN_SHOWN steps: [{"id", "fact"
+    (None: deleted since)}]. A chain cannot loop (the memory refuses it); a hand-made one stops."""
+    chain, at, seen = [], fact.superseded_by, {fact.id}
+    while at is not None and at not in seen and len(chain) < CHAIN_SHOWN:
+        seen.add(at)
+        try:
+            step = client.get(at)
+        except NotFound:
+            step = None
+        chain.append({"id": at, "fact": step})
+        at = step.superseded_by if step else None
+    return chain
+
+
+def replaced(client: MemoryClient, fact_id: int) -> dict:
+    """The facts this one replaced: the replaced facts whose superseded_by names it, read from
+    the most recently changed replaced facts (a replacement decided later, on the queue or by an
+    edit, is an edit of the old fact: this fact's own history does not hold it), at most
+    REPLACED_SCAN pages. {"facts", "complete": every replaced fact was read}."""
+    found, cursor = [], None
+    for _ in range(REPLACED_SCAN):
+        page = client.list_facts(status="replaced", order="updated", limit=100, cursor=cursor)
+        found += [f for f in page.facts if f.superseded_by == fact_id]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return {"facts": found, "complete": cursor is None}
+
+
+@require_POST
+def fact_validity(request: HttpRequest, fact_id: int) -> HttpResponse:
+    """The fact page's lifecycle form: replaced by another fact, no longer replaced, valid until
+    the end of a day, or no end (PATCH superseded_by / valid_until, one history entry each)."""
+    get_fact_or_404(request, fact_id)
+    form = Validity(request.POST)
+    action = request.POST.get("action")
+    changes: dict = {}
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    elif action == "replace":
+        if form.cleaned_data["superseded_by"] is None:
+            messages.error(request, "Give the id of the fact that replaces this one.")
+        else:
+            changes = {"superseded_by": form.cleaned_data["superseded_by"]}
+    elif action == "unreplace":
+        changes = {"superseded_by": None}
+    elif action == "until":
+        day = form.cleaned_data["valid_until"]
+        if day is None:
+            messages.error(request, "Give the last day this fact is true.")
+        else:
+            changes = {"valid_until": end_of_day(day)}
+    elif action == "forever":
+        changes = {"valid_until": None}
+    else:
+        messages.error(request, "Unknown change.")
+    if changes:
+        try:
+            fact = memory(request.memory).edit(fact_id, **changes, note="lifecycle, from its page")
+        except NotFound:
+            raise Http404(f"Fact #{fact_id} is gone: deleted since.") from None
+        except BadRequest as e:  # not current, a loop, itself, a day before it was stored: the memory's words
+            messages.error(request, f"Nothing was changed: {e.message}.")
+        else:
+            forget_status()
+            messages.success(request, validity_note(fact) + " The audit log's Undo puts it back.")
+    return redirect("fact_detail", fact_id=fact_id)
+
+
+def validity_note(fact: Fact) -> str:
+    if fact.superseded_by is not None:
+        return f"Fact #{fact.id} is replaced by #{fact.superseded_by}."
+    if fact.valid_until is not None:
+        state = "current until" if fact.status == "current" else "expired since"
+        return f"Fact #{fact.id} is {state} {fact.valid_until:%Y-%m-%d %H:%M} UTC."
+    return f"Fact #{fact.id} is current, with no end."
 
 
 def recalled(client, fact_id: int) -> dict:
@@ -307,7 +403,7 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
                                  "“All matching” needs a search, a type or a source to match: without one it would be "
                                  "the whole memory. Select facts on the page instead.",
                                  back=reverse("facts"), back_label="Back to facts")
-        facts, matching = matching_facts(client, filters.active())
+        facts, matching = matching_facts(client, {**filters.active(), **filters.lifecycle()})
         ids = [fact.id for fact in facts]
     else:
         ids = [parse_id(i) for i in request.POST.getlist("ids")]

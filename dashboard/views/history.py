@@ -20,11 +20,13 @@ from ..strip import with_count, with_strip
 
 EXPORT_PAGE = 100
 HISTORY_PAGE = 50
-OPS = ("add", "edit", "delete", "restore", "settings")
+OPS = ("add", "edit", "delete", "restore", "settings", "resolve")
 # What an undo did, by the op of the entry that records it (the note only says "undo of #N").
 UNDONE = {"edit": "fact #{fact.id} holds its text, type and source as before",
           "delete": "fact #{fact.id} is deleted again (the trash has it)",
-          "settings": "the settings are back as they were"}
+          "settings": "the settings are back as they were",
+          "resolve": "the pair is an open contradiction again"}
+BACK = ("audit", "trash", "contradictions")  # the pages an undo form may come back to
 
 
 def history_page(request: HttpRequest, **filters):
@@ -49,7 +51,7 @@ def undo_delete(request: HttpRequest, entry_id: int) -> HttpResponse:
     """Undo a history entry: a delete comes back under its id and times (with its keyword
     entry and vector), an edit goes back, an add goes."""
     client = memory(request.memory)
-    back = request.POST.get("next") if request.POST.get("next") in ("audit", "trash") else "trash"
+    back = request.POST.get("next") if request.POST.get("next") in BACK else "trash"
     try:
         entry, fact, _ = client.undo(entry_id, force=request.POST.get("force") == "yes")
     except NotFound:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memories.client import BadRequest, NotFound
+from memories.client import BadRequest, NotFound, parse_time
 
 from ..forms import RecallForm
 from ..memory import memory
@@ -56,15 +57,22 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         limit = form.cleaned_data.get("limit") or 15
         pin = form.cleaned_data.get("pin")
         settings = fusion_from_url(request.GET)
+        lifecycle = form.lifecycle()
         client = memory(request.memory)
         try:
             # The owner's look: not logged.
-            result = client.recall(q, type=type, limit=limit, debug=True, fusion=settings or None, log=False)
+            result = client.recall(q, type=type, limit=limit, debug=True, fusion=settings or None, log=False,
+                                   **lifecycle)
         except BadRequest as e:
             form.add_error("q", e.message)
             return render(request, "recall.html", context, status=422)
         context["settings"] = settings
-        context["settings_query"] = urlencode({f"f_{k}": v for k, v in settings.items()})
+        # The links that rank again (pin, the memory's own settings) keep these as well as the settings.
+        when = {k: v for k, v in {"as_of": request.GET.get("as_of") if lifecycle["as_of"] else None,
+                                  "include_stale": "on" if lifecycle["include_stale"] else None}.items() if v}
+        context["settings_query"] = urlencode({**{f"f_{k}": v for k, v in settings.items()}, **when})
+        context["when_query"] = urlencode(when)
+        context["stale"] = stale_marks(result, lifecycle["as_of"])
         logged = then_now(client, request.GET.get("recall"), result, settings)
         if logged:
             context.update(logged)
@@ -76,13 +84,23 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
             context["rerank_off"] = json.dumps({**client.settings()["fusion"], "rerank": 0})
         if pin:
             try:
-                context["explain"] = client.explain(q, pin, type=type)
+                context["explain"] = client.explain(q, pin, type=type, **lifecycle)
             except (NotFound, BadRequest):  # a memory may refuse an id it could never hold rather than miss it
                 context["pin_missing"] = True
             else:
                 fused_ids = [h.fact.id for h in result.results]
                 context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
     return render(request, "recall.html", context, status=400 if form.is_bound and form.errors else 200)
+
+
+def stale_marks(result, as_of: str | None) -> dict[int, str]:
+    """The facts of every column that were not current when recall answered (now, or `as_of`):
+    {id: "replaced" or "expired"}. The fused list says it of each hit; the keyword and vector
+    lists hold the same facts, judged by their validity."""
+    at = parse_time(as_of) if as_of else datetime.now(UTC)
+    marks = {h.fact.id: h.fact for h in result.results if not h.current}
+    marks |= {r.fact.id: r.fact for r in [*result.kw, *result.vec] if not r.fact.current_at(at)}
+    return {fid: "replaced" if f.superseded_by is not None else "expired" for fid, f in marks.items()}
 
 
 def then_now(client, recall_id: str | None, result, settings: dict) -> dict | None:

@@ -38,9 +38,17 @@ class Got:
 
 def got(recall: LoggedRecall, now: dict[int, Fact], limit: int | None = None) -> list[Got]:
     results = recall.results[:limit] if limit else recall.results
-    return [Got(rank, r["id"], r["via"], r["score"], now.get(r["id"]),
-                r["id"] in now and now[r["id"]].updated_at > recall.at, r.get("text"), bool(r.get("forgotten")))
+    return [Got(rank, r["id"], r["via"], r["score"], now.get(r["id"]), edited_since(r, now.get(r["id"]), recall.at),
+                r.get("text"), bool(r.get("forgotten")))
             for rank, r in enumerate(results, start=1)]
+
+
+def edited_since(result: dict, fact: Fact | None, at: datetime) -> bool:
+    """Changed after the recall; of a fact replaced or expired since, only when its text did
+    (its replacement changed its row too: "replaced by #N" says that)."""
+    if fact is None or fact.updated_at <= at:
+        return False
+    return fact.status == "current" or (result.get("text") is not None and result["text"] != fact.text)
 
 
 def debug_url(recall: LoggedRecall) -> str:
@@ -106,7 +114,7 @@ class Change:
     then: int | None  # its rank in what the agent got
     now: int | None  # its rank in what the memory answers today
     fact: Fact | None
-    status: str  # kept, moved, edited, deleted, dropped, new
+    status: str  # kept, moved, edited, deleted, replaced, expired, dropped, new
     given: str | None = None  # the text the agent was given, when the log kept it
 
 
@@ -119,6 +127,8 @@ def then_and_now(client: MemoryClient, recall: LoggedRecall, now: Recall) -> lis
         rank_now = current.get(g.id)
         if g.fact is None:
             status = "deleted"
+        elif g.fact.status != "current":  # replaced or expired since: its end is the news, not the edit that set it
+            status = g.fact.status
         elif g.edited:
             status = "edited"
         elif rank_now is None:

@@ -1,0 +1,178 @@
+"""The contradictions queue: pairs of current facts that a write proposed may replace one another
+(GET /conflicts), side by side with the words that differ, each resolved in place and undoable.
+Adding a fact offers the same three choices for the proposals its write returned."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memories.client import BadRequest, Conflict, MemoryClient, NotFound, Proposal
+
+from ..diff import marked
+from ..forms import RESOLUTIONS, parse_id
+from ..memory import counted_conflicts, forget_status, memory
+from ..problems import owner_mistake
+from ..strip import with_strip
+
+PAGE_SIZE = 20  # pairs a page: each costs two look-ups in the history (who wrote each fact)
+KINDS = {"number": "a number", "date": "a date or time", "negation": "a negation", "name": "a name",
+         "word": "other words"}
+PLACES = ("queue", "added")  # where a pair is shown: the queue's row, or the add panel's line
+
+
+def writers(client: MemoryClient, fact_ids) -> dict[int, str | None]:
+    """Who stored each fact: the client its `add` entry names (None when the history no longer
+    holds it: trimmed, or forgotten for good)."""
+    found = {}
+    for fid in sorted(set(fact_ids)):
+        entries, _ = client.history(fact_id=fid, op="add", limit=1)
+        found[fid] = (entries[0].client or "an unnamed client") if entries else None
+    return found
+
+
+def row(proposal: Proposal, who: dict[int, str | None] | None = None) -> dict:
+    """One pair as the templates show it: both texts with their differing words marked."""
+    differs = proposal.differs or {}
+    return {"p": proposal, "old": proposal.old, "new": proposal.new,
+            "old_text": marked(proposal.old.text, differs.get("old") or []),
+            "new_text": marked(proposal.new.text, differs.get("new") or []),
+            "kinds": [KINDS.get(k, k) for k in differs.get("kinds") or []],
+            "old_by": (who or {}).get(proposal.old.id), "new_by": (who or {}).get(proposal.new.id),
+            "differs_json": json.dumps({k: differs.get(k) or [] for k in ("kinds", "old", "new")}, ensure_ascii=False)}
+
+
+@require_GET
+def contradiction_list(request: HttpRequest) -> HttpResponse:
+    client = memory(request.memory)
+    cursor = request.GET.get("cursor") or None
+    try:
+        proposals, next_cursor, total = client.conflicts(limit=PAGE_SIZE, cursor=cursor)
+    except BadRequest as e:  # only a cursor typed or kept from another memory reaches the memory here
+        return owner_mistake(request, "That page of contradictions does not exist",
+                             f"The memory cannot page from there ({e.message}).",
+                             back=reverse("contradictions"), back_label="The newest contradictions")
+    except NotFound:  # a memory of contract v3 keeps no queue
+        return render(request, "contradictions.html", {"unsupported": True})
+    counted_conflicts(total, request.memory)
+    who = writers(client, [f.id for p in proposals for f in (p.old, p.new)])
+    return render(request, "contradictions.html", {
+        "rows": [row(p, who) for p in proposals], "total": total, "next_cursor": next_cursor, "cursor": cursor,
+        "query": request.GET.urlencode(), "place": "queue"})
+
+
+def posted_pair(request: HttpRequest) -> tuple[int | None, int | None, float, dict]:
+    """The pair a form names, and the score and differences it was shown with (for showing it
+    again after an undo: nothing here is trusted beyond display, which escapes it)."""
+    old, new = parse_id(request.POST.get("old")), parse_id(request.POST.get("new"))
+    try:
+        score = float(request.POST.get("score") or 0)
+    except ValueError:
+        score = 0.0
+    try:
+        differs = json.loads(request.POST.get("differs") or "{}")
+    except ValueError:
+        differs = {}
+    if not isinstance(differs, dict):
+        differs = {}
+    differs = {k: [w for w in differs.get(k) if isinstance(w, str)] if isinstance(differs.get(k), list) else []
+               for k in ("kinds", "old", "new")}
+    return old, new, score, differs
+
+
+DONE = {"replace": "#{new} replaces #{old}: #{old} is kept as replaced, and recall no longer answers with it.",
+        "keep_old": "#{old} is right: #{new} is kept as replaced by it, and recall no longer answers with it.",
+        "keep_both": "Both #{old} and #{new} are true: both stay current, and the pair is not proposed again."}
+
+
+@require_POST
+def contradiction_resolve(request: HttpRequest) -> HttpResponse:
+    """New replaces old, old is right (it replaces the new one), or both true. From htmx the
+    pair is replaced in place by what was done, with an Undo; without JavaScript the queue comes
+    back with a message (the audit log has the Undo)."""
+    old, new, score, differs = posted_pair(request)
+    resolution = request.POST.get("resolution")
+    place = request.POST.get("place") if request.POST.get("place") in PLACES else "queue"
+    back = back_to(request, place, new)
+    if old is None or new is None or old == new:
+        return owner_mistake(request, "That is not a pair of facts",
+                             "A contradiction is two different fact ids, whole numbers from 1 to 2^53 − 1.",
+                             back=back, back_label="Back")
+    if resolution not in RESOLUTIONS:
+        return owner_mistake(request, "Unknown choice",
+                             "Choose “New replaces old”, “Both true” or “Old is right”.", back=back, back_label="Back")
+    context = {"old_id": old, "new_id": new, "score": score, "differs_json": json.dumps(differs, ensure_ascii=False),
+               "place": place, "resolution": resolution}
+    try:
+        _, _, entry = memory(request.memory).resolve(old, new, resolution)
+    except NotFound:
+        level, note, entry = "warning", f"#{old} or #{new} is gone: deleted since. Nothing was changed.", None
+    except BadRequest as e:  # a fact no longer current: someone (the agent, another tab) decided first
+        level, note, entry = "warning", f"Nothing was changed: {e.message}.", None
+    else:
+        level, note = "success", DONE[resolution].format(old=old, new=new)
+        forget_status()
+    if not request.htmx:
+        messages.add_message(request, getattr(messages, level.upper()),
+                             note + (" The audit log's Undo puts it back." if entry else ""))
+        return redirect(back)
+    answer = render(request, "contradictions.html#resolved", {**context, "level": level, "note": note, "entry": entry})
+    return with_strip(request, with_total(request, place, answer))
+
+
+@require_POST
+def contradiction_undo(request: HttpRequest) -> HttpResponse:
+    """Undo a resolution from its result line (htmx): the pair comes back as it was shown. The
+    form's own action, without JavaScript, is the audit log's undo (history.undo_delete)."""
+    old, new, score, differs = posted_pair(request)
+    entry_id = parse_id(request.POST.get("entry"))
+    place = request.POST.get("place") if request.POST.get("place") in PLACES else "queue"
+    if old is None or new is None or entry_id is None:
+        return owner_mistake(request, "Nothing to undo", "The form names no pair or no history entry.",
+                             back=reverse("contradictions"), back_label="The contradictions")
+    client = memory(request.memory)
+    context = {"old_id": old, "new_id": new, "score": score, "differs_json": json.dumps(differs, ensure_ascii=False),
+               "place": place, "entry": None, "level": "warning"}
+    try:
+        client.undo(entry_id)
+    except NotFound:
+        note = f"History entry #{entry_id} is gone: the memory keeps its newest entries only."
+    except Conflict as e:
+        if e.code == "changed_since":  # the audit log shows what it would overwrite, and asks
+            context.update(changed=entry_id, changed_fact=client.history_entry(entry_id).fact_id)
+            note = f"#{old} or #{new} changed since this was decided, so undoing it would overwrite that."
+        else:
+            note = f"Could not undo: {e.message}."
+    else:
+        forget_status()
+        facts = client.facts([old, new])
+        if old in facts and new in facts:
+            pair = Proposal(facts[old], score, differs, facts[new])
+            who = writers(client, [old, new]) if place == "queue" else None
+            template = "contradictions.html#pair" if place == "queue" else "facts/list.html#proposal"
+            return with_strip(request, with_total(request, place, render(request, template, {
+                "r": row(pair, who), "place": place, "undone": True})))
+        note = f"Undone, but #{old} or #{new} is gone since."
+    return with_strip(request, with_total(request, place, render(request, "contradictions.html#resolved",
+                                                                 {**context, "note": note})))
+
+
+def with_total(request: HttpRequest, place: str, response: HttpResponse) -> HttpResponse:
+    """On the queue, its count of open pairs updates with the answer (out of band); the add panel has none."""
+    if place == "queue":
+        response.content += render_to_string("contradictions.html#total", {"oob": True}, request).encode()
+    return response
+
+
+def back_to(request: HttpRequest, place: str, new: int | None) -> str:
+    """Where a form without JavaScript goes back to: the queue (with the owner's page), or the new fact's page."""
+    if place == "added" and new is not None:
+        return reverse("fact_detail", args=[new])
+    query = request.POST.get("next") or ""
+    return reverse("contradictions") + (f"?{QueryDict(query).urlencode()}" if query else "")
