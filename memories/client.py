@@ -356,12 +356,14 @@ class MemoryClient:
 
     def list_facts(self, *, type: str | None = None, source: str | None = None, q: str | None = None,
                    limit: int = 50, cursor: str | None = None, order: str | None = None, status: str | None = None,
-                   as_of: str | None = None, reviewed: bool | None = None) -> Page:
+                   as_of: str | None = None, reviewed: bool | None = None, client: str | None = None,
+                   source_prefix: str | None = None) -> Page:
         """A page of facts in `order` (`created`, the memory's default, `updated`, `id`, each with
         `_asc`); a cursor pages only the order it came from. `status` (all, current, replaced,
         expired) and `as_of` (the memory as it was then)."""
         params = {k: v for k, v in {"type": type, "source": source, "q": q, "limit": limit, "cursor": cursor,
-                                    "order": order, "status": status if status != "all" else None, "as_of": as_of}.items() if v}
+                                    "order": order, "status": status if status != "all" else None, "as_of": as_of,
+                                    "client": client, "source_prefix": source_prefix}.items() if v}
         if reviewed is not None:
             params["reviewed"] = "true" if reviewed else "false"
         body = self._request("GET", "/facts", safe=True, params=params)

@@ -273,6 +273,8 @@ def openapi_document() -> dict:
                               "only these facts: up to 100 ids, comma-separated"),
                         query("status", {"type": "string", "enum": ["all", "current", "replaced", "expired"], "default": "all"}),
                         query("reviewed", {"type": "boolean"}, "only the facts the owner reviewed (true) or not (false)"),
+                        query("client", {"type": "string", "maxLength": 64}, "the facts this client wrote (its adds in the history)"),
+                        query("source_prefix", {"type": "string", "maxLength": 200}, "the facts whose source starts so"),
                         query("as_of", AS_OF, "the memory as it was then: facts created after it left out, status judged at it"),
                     ],
                     "responses": {

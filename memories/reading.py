@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from .facts import (FACT_COLUMNS, MAX_FILTER, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
                     encode_cursor, valid_unicode)
+from .history import client_matches
 from .lifecycle import clean_as_of, clean_status, status_filter
 from .recall import idf, information, quote
 from .state import State
@@ -65,6 +66,8 @@ class Reader:
         status: str | None = None,
         as_of: str | None = None,
         reviewed: bool | None = None,
+        client: str | None = None,
+        source_prefix: str | None = None,
     ) -> tuple[list[Fact], str | None, int]:
         """In `order` (ORDERS; newest first by default): (facts, next cursor or None, total
         matching the filters). `status` and `as_of`: lifecycle.status_filter."""
@@ -90,6 +93,13 @@ class Reader:
             # (SQLite's lower() folds ASCII only).
             where.append("instr(text_key, ?) > 0")
             args.append(q.casefold())
+        if client is not None:  # the facts its adds (still in the history) wrote
+            sql, client_args = client_matches(client)
+            where.append(f"id IN (SELECT fact_id FROM history WHERE op IN ('add', 'restore') AND {sql})")
+            args.extend(client_args)
+        if source_prefix:
+            where.append("substr(source, 1, ?) = ?")
+            args += [len(source_prefix), valid_unicode(source_prefix, "source_prefix")]
         if reviewed is not None:
             where.append("reviewed_at IS NOT NULL" if reviewed else "reviewed_at IS NULL")
         lifecycle, lifecycle_args = status_filter(status, as_of)

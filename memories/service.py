@@ -128,6 +128,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             p.get("status") or None,
             p.get("as_of") or None,
             query_bool(p["reviewed"], "reviewed") if p.get("reviewed") else None,
+            p.get("client"),
+            p.get("source_prefix") or None,
         )
         return JSONResponse({"facts": [f.to_dict() for f in facts], "next_cursor": cursor, "total": total})
 

@@ -147,8 +147,9 @@ class Memory:
     def list(self, type: str | None = None, source: str | None = None, q: str | None = None, limit: int = 50,
              cursor: str | None = None, ids: list[int] | None = None,
              order: str | None = None, status: str | None = None, as_of: str | None = None,
-             reviewed: bool | None = None) -> tuple[list[Fact], str | None, int]:
-        return self.reader.list(type, source, q, limit, cursor, ids, order, status, as_of, reviewed)
+             reviewed: bool | None = None, client: str | None = None,
+             source_prefix: str | None = None) -> tuple[list[Fact], str | None, int]:
+        return self.reader.list(type, source, q, limit, cursor, ids, order, status, as_of, reviewed, client, source_prefix)
 
     def sources(self) -> list[tuple[str, int]]:
         return self.reader.sources()

@@ -123,3 +123,13 @@ def test_a_restore_keeps_reviewed_at(api):
     api.delete(f"/facts/{fact['id']}")
     assert api.post("/facts/batch", json={"facts": [kept], "restore": True}).status_code == 200
     assert api.get(f"/facts/{fact['id']}").json()["reviewed_at"] == kept["reviewed_at"]
+
+
+def test_the_facts_list_filters_by_the_client_that_wrote_them_and_by_source_prefix(api):
+    mine = as_client(api, "inbox-agent 2.0")("POST", "/facts", json={"text": unique("The owner's scarf is green."),
+                                                                     "source": "import:mem0"}).json()["id"]
+    as_client(api, "inbox-agent-other")("POST", "/facts", json={"text": unique("The owner's hat is red.")})
+    by_client = api.get("/facts", params={"client": "inbox-agent", "limit": 100}).json()
+    assert [f["id"] for f in by_client["facts"]] == [mine] and by_client["total"] == 1
+    assert mine in [f["id"] for f in api.get("/facts", params={"source_prefix": "import:", "limit": 100}).json()["facts"]]
+    assert api.get("/facts", params={"source_prefix": "import:zzz"}).json()["total"] == 0
