@@ -19,7 +19,7 @@ from .dedup import distinct
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, clean_id_named, clean_items, clean_source, clean_text, clean_time, clean_type, now,
                     text_key)
-from .lifecycle import PROPOSE, differences, is_current, proposals
+from .lifecycle import PROPOSE, PROPOSING, differences, is_current, proposals
 from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
 from .history import Entry, History
@@ -251,7 +251,7 @@ class Writer:
                            (fid, max(old.created_at, created_at), old.id))
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
-            conflicts = () if restore else self._proposals(fid, text, near_ids, near_scores, leave)
+            conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
             fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
             why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
             if replaced:

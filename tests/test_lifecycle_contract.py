@@ -263,3 +263,9 @@ def test_forgetting_a_replaced_fact_leaves_its_text_in_no_entry(api):
     assert "8841-SECRET" not in str(entries)
     add_entry = latest_entry(api, new["id"])
     assert add_entry["op"] == "add" and add_entry["before"] is None
+
+
+def test_a_log_neither_proposes_nor_is_proposed(api):
+    add(api, "Ran 10 km along the canal on Sunday.", type="log")
+    later = add(api, "Ran 12 km along the canal on Monday.", type="log")
+    assert later["conflicts"] == []
