@@ -378,7 +378,7 @@ def test_openapi_document_lists_exactly_the_routes_served(service, tmp_path):
     app = create_app(Memory(tmp_path / "m.db", None), "s")
     routed = {(route.path.replace(":int", ""), method) for route in app.app.routes
               for method in route.methods - {"HEAD"}}
-    assert documented == routed and len(routed) == 26
+    assert documented == routed and len(routed) == 27
 
 
 def test_a_batch_is_stored_whole_or_not_at_all(api):
@@ -421,7 +421,7 @@ def test_import_and_export_through_the_url_keep_ids_and_times(service, tmp_path)
     out = tmp_path / "out.jsonl"
     assert run("export", "-o", str(out)).returncode == 0
     exported = {f["id"]: f for f in map(json.loads, out.read_text().splitlines())}
-    assert all(exported[f["id"]] == f | {"valid_until": None, "superseded_by": None} for f in facts)
+    assert all(exported[f["id"]] == f | {"valid_until": None, "superseded_by": None, "reviewed_at": None} for f in facts)
     again = run("import", str(src), "--quiet")  # ids now taken, texts the same: all duplicates
     assert again.returncode == 0 and "imported 0 facts" in again.stderr and "130 were already there" in again.stderr
 
