@@ -1,6 +1,7 @@
 // What "forget for good" removes (DELETE /history?fact_id=N; memories/forgetting.py), in one
-// transaction: every history entry of the fact, its text in the recall log (the rows keep its id,
-// marked forgotten), and the words of its texts that no fact in the memory holds any more.
+// transaction: every history entry of the fact and its copy in the add entries of the facts that
+// replaced it, its proposals, its text in the recall log (the rows keep its id, marked forgotten),
+// and the words of its texts that no fact in the memory holds any more.
 
 import { vocabularyWords } from "./recall";
 import type { RecallLog } from "./recall_log";
@@ -21,12 +22,32 @@ export function forget(state: State, recallLog: RecallLog, factId: number): numb
       }
     }
     const n = sql.exec("DELETE FROM history WHERE fact_id = ? RETURNING id", factId).toArray().length;
+    texts.push(...forgetReplaced(state, factId));
+    sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", factId, factId);
     recallLog.forget(factId);
     unheld = [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !held(state, w));
     for (const w of unheld) sql.exec("DELETE FROM words WHERE word = ?", w);
     return n;
   }, () => { if (unheld.length && !state.full) state.vocab.reload(); });  // a full memory holds no word: none to read
   return removed;
+}
+
+type Replaced = { id?: unknown; text?: unknown };
+
+/** The fact as another fact's add entry keeps it (`before.replaced`: what that add replaced),
+ * taken out of those entries; its texts there. The add's undo then leaves it as it is. */
+function forgetReplaced(state: State, factId: number): string[] {
+  const texts: string[] = [];
+  const rows = state.sql.exec<{ id: number; before: string }>("SELECT h.id, h.before FROM history h WHERE h.op = 'add'"
+    + " AND h.before IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(h.before, '$.replaced')"
+    + " WHERE json_extract(value, '$.id') = ?)", factId).toArray();
+  for (const { id: entry, before: stored } of rows) {
+    const before = JSON.parse(stored) as { replaced: Replaced[] };
+    texts.push(...before.replaced.filter((f) => f.id === factId).map((f) => f.text as string));
+    before.replaced = before.replaced.filter((f) => f.id !== factId);
+    state.sql.exec("UPDATE history SET before = ? WHERE id = ?", before.replaced.length ? JSON.stringify(before) : null, entry);
+  }
+  return texts;
 }
 
 /** Whether a fact holds `word` as the vocabulary counts words: the texts that contain it (its

@@ -29,6 +29,15 @@ export function cleanClient(value: string | null): string {
   return value;
 }
 
+/** SQL for "entries of this client": the name as given, or followed by a space and a version
+ * ("walk-agent" finds "walk-agent 0.1", the MCP server's "name version"; history.py
+ * `client_matches`). An empty name matches only "". */
+export function clientMatches(name: string): [string, SqlStorageValue[]] {
+  const clean = cleanClient(name);
+  if (!clean) return ["client = ?", [""]];
+  return ["(client = ? OR substr(client, 1, ?) = ?)", [clean, clean.length + 1, `${clean} `]];
+}
+
 /** The history's and the recall log's cursor: the last id of the previous page. */
 export function cleanPageCursor(cursor: string | null): number | null {
   if (!cursor) return null;
@@ -113,8 +122,9 @@ export class History extends Part {
       args.push(op);
     }
     if (client !== null) {
-      where.push("client = ?");
-      args.push(cleanClient(client));
+      const [match, clientArgs] = clientMatches(client);
+      where.push(match);
+      args.push(...clientArgs);
     }
     if (factId !== null) {
       where.push("fact_id = ?");

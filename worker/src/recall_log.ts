@@ -6,7 +6,7 @@
 
 import { chars, stamp } from "./facts";
 import { invalid, notFound, wellFormed } from "./http";
-import { cleanClient, cleanPageCursor } from "./history";
+import { cleanPageCursor, clientMatches } from "./history";
 import type { Fusion } from "./recall";
 import { Part, type State } from "./state";
 
@@ -90,8 +90,9 @@ export class RecallLog extends Part {
     const where: string[] = [];
     const args: SqlStorageValue[] = [];
     if (client !== null) {
-      where.push("client = ?");
-      args.push(cleanClient(client));
+      const [match, clientArgs] = clientMatches(client);
+      where.push(match);
+      args.push(...clientArgs);
     }
     if (q) {
       if (chars(q) > MAX_FILTER) throw invalid(`q is ${chars(q)} characters; the limit is ${MAX_FILTER}`);

@@ -126,11 +126,11 @@ export class Searcher extends Part {
   /** The keyword list, the vector list, every fused hit best first and the query's information
    * (method "info"): the candidates this object finds, ranked by recall.ts `fuse` (synchronous:
    * no write can land between). `match` holds the `expansions` (see `plan`). Both lists leave
-   * out the `hidden` facts (the ids, `hiddenIds`, for the vectors) before taking their depth. */
+   * out the `hidden` facts before taking their depth. */
   private rank(query: string, match: string, expansions: Expansion[], qvec: Float32Array | null, type: FactType | null, f: Fusion,
-    mode: Mode = "hybrid", hidden: Clause | null = null, hiddenIds: Set<number> = new Set()) {
+    mode: Mode = "hybrid", hidden: Set<number> = new Set()) {
     const kw = mode === "vector" ? [] : this.reader.keyword(match, type, f.depth, hidden);
-    const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth, null, hiddenIds) : [];
+    const vec = mode !== "keyword" && qvec && this.vectors.size ? this.vectors.search(qvec, type, f.depth, null, hidden) : [];
     const words = expansions.map((e) => e.word);
     const { counts, info } = kw.length ? this.reader.termCounts(infoTerms(f, query, words), expansions) : { counts: [], info: null };
     return { kw, vec, info, counts, fused: fuse(kw.map(([id, s]) => [id, -s]), vec, f, info) };
@@ -182,9 +182,8 @@ export class Searcher extends Part {
     // consistent view; the rerank's model call only reorders rows already read.
     const started = performance.now();
     const { match, expansions } = this.plan(query, termVectors, f, mode);
-    const hidden = leftOut(ask);
-    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode, hidden,
-      this.reader.hiddenIds(hidden));
+    const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode,
+      this.reader.hiddenIds(leftOut(ask)));
     const top = all.slice(0, Math.max(limit, mode === "hybrid" ? f.rerank : 0));
     const wanted = new Set(top.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -236,7 +235,8 @@ export class Searcher extends Part {
     // Ranks among the facts recall answers from: a fact left out has its scores and no rank.
     const hidden = leftOut(from);
     const hiddenIds = this.reader.hiddenIds(hidden);
-    const [leaveOut, leaveOutArgs] = leavingOut(hidden);
+    // (none hidden, no clause: FTS5 probes a NOT IN list once for every fact the query matches)
+    const [leaveOut, leaveOutArgs] = leavingOut(hiddenIds.size ? hidden : null);
     const queryTerms = new Set(this.reader.tokens(matchTerms(match).join(" ")));
     const factTerms = this.sql.exec<{ term: string }>("SELECT term FROM fts_terms WHERE doc = ? ORDER BY offset", id).toArray().map((r) => r.term);
     let bm25: number | null = null;
@@ -256,7 +256,7 @@ export class Searcher extends Part {
       }
     }
     const [vecRank, cosine] = qvec ? this.vectors.rankOf(qvec, id, type as FactType | null, hiddenIds) : [null, null];
-    const { fused: all, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f, "hybrid", hidden, hiddenIds);
+    const { fused: all, info } = this.rank(query, match, expansions, qvec, type as FactType | null, f, "hybrid", hiddenIds);
     // As recall reranks (hybrid): the top's rows read before the model call, nothing after it.
     const top = qvec ? this.reader.getMany(all.slice(0, f.rerank).map((h) => h.id)) : new Map<number, Fact>();
     const [fused] = qvec ? await this.rerankTop(query, all, f, top) : [all];

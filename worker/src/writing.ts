@@ -539,14 +539,17 @@ export class Writer extends Part {
   }
 
   /** The memory's own settings (the recall settings, and `threshold` when it has its own duplicate
-   * threshold), recorded with those before (writing.py `set_settings`). */
+   * threshold), recorded with those before (writing.py `set_settings`); settings equal to those in
+   * use change nothing and record nothing. */
   setSettings(fusion: Fusion | Record<string, unknown>, client = "", note = "", undoes: number | null = null): void {
-    this.ctx.storage.transactionSync(() => {
-      const before = this.state.settings();
+    const changed = this.ctx.storage.transactionSync(() => {
+      const before = this.state.settings() as Record<string, unknown>;
+      if (sameJson(fusion as Record<string, unknown>, before)) return false;  // already in use: nothing to record or undo
       this.state.setMeta("settings", JSON.stringify(fusion));
       this.history.record(client, "settings", null, before, fusion, note, undoes);
+      return true;
     });
-    this.state.useSettings(fusion as Record<string, unknown>);  // committed: recall uses them now
+    if (changed) this.state.useSettings(fusion as Record<string, unknown>);  // committed: recall uses them now
   }
 
   async reindex() {

@@ -130,6 +130,24 @@ describe("the history", () => {
       .toMatchObject({ status: 422, message: "fact_id is required: the fact whose entries to forget" });
   });
 
+  it("finds a client by its name alone or with its version, and an empty name only as empty", async () => {
+    const url = await base();
+    for (const client of ["walk-agent 0.1", "walk-agent-two", "walk-agent", "walk", ""]) {
+      await add(url, `The owner walks with ${client || "nobody"} at dawn.`, client);
+      await call(`${url}/recall`, "POST", { query: "walks at dawn" }, client);
+    }
+    for (const [route, key] of [["/history", "entries"], ["/recalls", "recalls"]]) {
+      const clients = async (name: string) => (await json<Record<string, { client: string }[]>>(
+        call(`${url}${route}?client=${encodeURIComponent(name)}`)))[key].map((e) => e.client);
+      expect(await clients("walk-agent"), route).toEqual(["walk-agent", "walk-agent 0.1"]);
+      expect(await clients("walk-agent 0.1"), route).toEqual(["walk-agent 0.1"]);
+      expect(await clients("walk"), route).toEqual(["walk"]);
+      expect(await clients(""), route).toEqual([""]);
+      expect(await clients("walk-agent 0"), route).toEqual([]);  // a name is matched whole, then a space
+    }
+    expect((await json<{ total: number }>(call(`${url}/recalls?client=walk-agent`))).total).toBe(2);
+  });
+
   it("answers 404 for an entry that is not there, or past 2^53", async () => {
     const url = await base();
     for (const path of ["/history/7", "/history/9007199254740992", "/recalls/7", "/recalls/99999999999999999999"]) {
@@ -265,6 +283,28 @@ describe("the memory's own settings", () => {
     await runInDurableObject(stub(url), (memory: MemoryObject) => {
       expect(JSON.parse(memory.sql.exec("SELECT value FROM meta WHERE key = 'settings'").one().value as string)).toEqual(start.fusion);
     });
+  });
+
+  it("already in use change nothing and record nothing", async () => {
+    const url = await base();
+    const stored = (memory: MemoryObject) => memory.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'settings'").toArray();
+    // The shipped settings, as a new memory uses them: nothing stored, nothing recorded.
+    expect((await call(`${url}/settings`, "PUT", { fusion: { preset: "default" } })).status).toBe(200);
+    expect((await call(`${url}/settings`, "PUT", { fusion: {} })).status).toBe(200);
+    expect(await historyOf(url, "?op=settings")).toEqual([]);
+    expect(await runInDurableObject(stub(url), stored)).toEqual([]);
+    await call(`${url}/settings`, "PUT", { fusion: { rerank: 3 }, threshold: 0.9 });
+    const once = await historyOf(url, "?op=settings");
+    expect(once).toHaveLength(1);
+    const answer = await json(call(`${url}/settings`, "PUT", { fusion: { rerank: 3 }, threshold: 0.9 }, "dashboard"));
+    expect(answer).toEqual(await json(call(`${url}/settings`)));
+    expect(await json(call(`${url}/settings`, "PUT", { threshold: 0.9 }))).toMatchObject({ fusion: { rerank: 3 } });
+    expect(await historyOf(url, "?op=settings")).toEqual(once);
+    // One value that differs is a change, recorded with the settings before it.
+    await call(`${url}/settings`, "PUT", { fusion: { rerank: 3 }, threshold: null });
+    const [dropped] = await historyOf(url, "?op=settings");
+    expect(dropped).toMatchObject({ before: { rerank: 3, threshold: 0.9 }, after: { rerank: 3 } });
+    expect(dropped.after).not.toHaveProperty("threshold");
   });
 
   it("refuse a bad body with a 422 naming the field", async () => {
@@ -452,6 +492,50 @@ describe("forget for good", () => {
     expect(after.held).toEqual(after.table);
     expect([after.stamped, after.blocks]).toEqual([after.table.length, after.table.length]);
     expect(await json(call(`${url}/stats`))).toMatchObject({ consistent: true });
+  });
+
+  it("takes a replaced fact out of the add entries of the facts that replaced it", async () => {
+    const url = await base();
+    const post = async (text: string, supersedes: number[]) => (await json<{ fact: Fact }>(call(`${url}/facts`, "POST", { text, supersedes }))).fact;
+    const old = await add(url, "The owner's old door code is 8841-quokka.");
+    const other = await add(url, "The owner's old gate code is 1234.");
+    const next = await post("The owner's door and gate codes changed.", [old.id, other.id]);
+    await call(`${url}/facts/${old.id}`, "DELETE");
+    expect(await json(call(`${url}/history?fact_id=${old.id}`, "DELETE"))).toEqual({ deleted: 2 });  // its add and delete
+    const entries = await historyOf(url, "?limit=100");
+    expect(JSON.stringify(entries)).not.toContain("8841-quokka");
+    const [added] = await historyOf(url, `?fact_id=${next.id}`);
+    expect(added.before).toEqual({ replaced: [other] });  // the other fact as it was, kept
+    // The other fact it replaced too: nothing left in `replaced`, and `before` is null.
+    await call(`${url}/facts/${other.id}`, "DELETE");
+    expect(await json(call(`${url}/history?fact_id=${other.id}`, "DELETE"))).toEqual({ deleted: 2 });
+    expect((await historyOf(url, `?fact_id=${next.id}`))[0]).toMatchObject({ op: "add", before: null, after: next });
+  });
+
+  it("counts the words of a fact's copies in other entries, and takes out its proposals", async () => {
+    const url = await base();
+    const old = await add(url, "The vault phrase is zebrafinch7.");
+    const next = (await json<{ fact: Fact }>(call(`${url}/facts`, "POST", { text: "The vault phrase changed.", supersedes: [old.id] }))).fact;
+    await call(`${url}/facts/${old.id}`, "DELETE");
+    // As a memory is once `keep` and the trash have let the fact's own entries go: only its copy is left.
+    await runInDurableObject(stub(url), (memory: MemoryObject) => { memory.sql.exec("DELETE FROM history WHERE fact_id = ?", old.id); });
+    expect((await runInDurableObject(stub(url), wordsOf)).table).toContain("zebrafinch7");
+    expect(await json(call(`${url}/history?fact_id=${old.id}`, "DELETE"))).toEqual({ deleted: 0 });
+    const after = await runInDurableObject(stub(url), wordsOf);
+    expect(after.table).not.toContain("zebrafinch7");
+    expect(after.held).toEqual(after.table);
+    expect((await historyOf(url, `?fact_id=${next.id}`))[0].before).toBeNull();
+    // A fact still in the memory, forgotten: its proposals (old or new) go with its entries.
+    const standup = await add(url, "The standup is at 9:30.");
+    const proposed = await json<{ fact: Fact; conflicts: { id: number }[] }>(call(`${url}/facts`, "POST", { text: "The standup is at 9:45." }));
+    expect(proposed.conflicts.map((c) => c.id)).toContain(standup.id);
+    const pairs = (memory: MemoryObject) => memory.sql.exec<{ n: number }>("SELECT count(*) AS n FROM conflicts WHERE old = ? OR new = ?",
+      proposed.fact.id, proposed.fact.id).one().n;
+    expect(await runInDurableObject(stub(url), pairs)).toBe(proposed.conflicts.length);
+    expect(await json(call(`${url}/history?fact_id=${proposed.fact.id}`, "DELETE"))).toEqual({ deleted: 1 });
+    expect(await runInDurableObject(stub(url), pairs)).toBe(0);
+    const open = await json<{ conflicts: { new: Fact }[] }>(call(`${url}/conflicts`));
+    expect(open.conflicts.map((c) => c.new.id)).not.toContain(proposed.fact.id);
   });
 
   it("keeps the words of a fact still in the memory (only its past texts are forgotten)", async () => {

@@ -1,5 +1,6 @@
 // What a recall reads: the memory's row count comes from FTS5's averages record, one row, not
-// count(*) over the facts (a row a fact of the memory, on every recall).
+// count(*) over the facts (a row a fact of the memory, on every recall); the current-only filter
+// reads the ids it leaves out, and not a row for every fact the keyword query matches.
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
@@ -43,6 +44,43 @@ describe("a recall's rows", () => {
       expect(await rowsRead(memory, () => reader.termCounts(["zzyzx"]))).toBeLessThan(10);
     });
   });
+
+  it("reads a row more for the current-only filter, and the replaced facts' ids once", async () => {
+    const name = `rows-${Math.random().toString(36).slice(2)}`;
+    const url = await created(`http://memory.test/memories/${name}`);
+    for (let i = 0; i < 600; i += 100) {
+      const facts = Array.from({ length: 100 }, (_, k) => ({ text: `Fact number ${i + k} is about item${i + k}.`, force: true }));
+      expect((await call(`${url}/facts/batch`, "POST", { facts })).status).toBe(200);
+    }
+    // The rows of one recall, without the filter (include_stale) and with it (the default).
+    const recallRows = () => runInDurableObject(stub(name), async (memory: MemoryObject) => {
+      const recall = (includeStale: boolean) => rowsRead(memory, async () => {
+        const r = await memory.fetch(new Request("http://memory.test/recall", {
+          method: "POST", headers, body: JSON.stringify({ query: "fact about item42", log: false, include_stale: includeStale }),
+        }));
+        expect(r.status).toBe(200);
+      });
+      await recall(true);  // warm: the vocabulary's first read
+      return { without: await recall(true), with: await recall(false) };
+    });
+    const none = await recallRows();
+    expect(none.with - none.without).toBeGreaterThanOrEqual(0);
+    expect(none.with - none.without).toBeLessThanOrEqual(4);
+    for (let id = 1; id < 600; id += 10) {  // 60 facts replaced (10%), each by the next
+      expect((await call(`${url}/facts/${id}`, "PATCH", { superseded_by: id + 1 })).status).toBe(200);
+    }
+    const tenth = await recallRows();
+    expect(tenth.without).toBeLessThanOrEqual(none.without + 4);
+    expect(tenth.with - tenth.without).toBeLessThanOrEqual(60 + 4);  // the replaced facts' ids, read once
+    // The keyword list left out the replaced facts before taking its depth, as a NOT IN would.
+    const kw = async (body: Record<string, unknown>) => ((await (await call(`${url}/recall`, "POST", {
+      query: "fact about item42", mode: "keyword", log: false, limit: 100, ...body,
+    })).json()) as { results: { fact: { id: number } }[] }).results.map((h) => h.fact.id);
+    const all = await kw({ include_stale: true, fusion: { depth: 100 } });
+    for (const type of [undefined, "fact"]) {
+      expect(await kw({ type, fusion: { depth: 10 } }), type).toEqual(all.filter((id) => id % 10 !== 1).slice(0, 10));
+    }
+  }, 30_000);
 
   it("decodes SQLite varints", () => {
     expect(varint(new Uint8Array([0x05]))).toBe(5);
