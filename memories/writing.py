@@ -527,7 +527,7 @@ class Writer:
         with state.writing() as after:
             before = state.settings()
             fusion = settings(before) if callable(settings) else settings
-            if fusion == before:  # a value already in use: nothing changes, so nothing to record or undo
+            if fusion == before and undoes is None:  # a value already in use: nothing to record (an undo is always recorded)
                 return fusion
             state.set_meta("settings", json.dumps(fusion))
             self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)

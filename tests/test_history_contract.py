@@ -371,3 +371,12 @@ def test_settings_already_in_use_change_nothing_and_record_nothing(api):
     assert api.put("/settings", json={"fusion": {"rerank": 3}}).status_code == 200
     assert api.get("/history", params={"op": "settings"}).json()["entries"] == before
     api.put("/settings", json={"fusion": {"preset": "default"}})
+
+
+def test_a_forced_undo_of_settings_already_back_as_they_were_is_recorded(api):
+    api.put("/settings", json={"fusion": {"rerank": 2}})
+    entry = api.get("/history", params={"op": "settings", "limit": 1}).json()["entries"][0]
+    api.put("/settings", json={"fusion": {"rerank": entry["before"]["rerank"]}})  # back by hand
+    r = api.post(f"/history/{entry['id']}/undo", json={"force": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["entry"]["op"] == "settings" and api.get(f"/history/{entry['id']}").json()["undone_by"]
