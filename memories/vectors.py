@@ -26,6 +26,7 @@ from .codes import RESCORE, bound, encode, exact
 from .rows import DICT_ENTRY, INT_BYTES, Rows, dict_bytes
 
 __all__ = ["DICT_ENTRY", "INT_BYTES", "TYPES", "TYPE_CODE", "VectorIndex"]
+RESCORE_TOP = 8  # rows rescored past the k a write's proposals ask for (`near`'s `top`)
 
 TYPES = ("fact", "skill", "log")
 TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
@@ -203,19 +204,30 @@ class VectorIndex:
         held, cosines = self._exact(ids, query)
         return ids[held], cosines
 
-    def near(self, queries: np.ndarray, type: str, least: float,
-             exclude: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    def near(self, queries: np.ndarray, type: str, least: float, exclude: int | None = None,
+             top: tuple[float, int, Iterable[int]] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each query (each row of `queries`, or one vector), every fact of `type` at or above
         cosine `least`, as (ids, exact cosines): each row whose code is within its bound of
-        `least` is rescored, and no other can reach it."""
+        `least` is rescored, and no other can reach it.
+
+        `top` (lower, k, hidden), for one query: also the k closest facts from cosine `lower` up
+        to `least`, leaving out the `hidden` ids, exactly (the best k + RESCORE_TOP on the codes
+        rescored, then any row that could still reach the k-th): what a write's proposals need,
+        without rescoring every row down to `lower`. With several queries, every row down to
+        `lower` is (a batch's writes share one scan of the codes)."""
         q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         part = self.parts[type]
         q1, q2 = norms(q)
         rows, which = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        band: list[tuple[np.ndarray, np.ndarray]] = []
+        if top and len(q) > 1:
+            least, top = min(least, top[0]), None
         if len(q) == 1 and part.n:  # one query: the threaded scan, then only the rows near enough
             s = part.scores(q[0])
             at = np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims))
             blocks = [(at, s[at][:, None], part.take(at)[1])]
+            if top and top[0] < least:
+                band.append(self._closest_between(part, s, q[0], top, least))
         else:
             blocks = ((start + np.arange(len(s)), s, params) for start, s, params in part.scan(q))
         for at, s, params in blocks:
@@ -237,7 +249,31 @@ class VectorIndex:
             mine = mine[row[mine] >= 0]  # (a row the table lacks is left out)
             cosines = exact(vectors[row[mine]], q[j])
             out.append((ids[mine][cosines >= least], cosines[cosines >= least]))
+        if band:
+            out[0] = (np.concatenate([out[0][0], band[0][0]]), np.concatenate([out[0][1], band[0][1]]))
         return out
+
+    def _closest_between(self, part: Rows, s: np.ndarray, query: np.ndarray, top: tuple[float, int, Iterable[int]],
+                         least: float) -> tuple[np.ndarray, np.ndarray]:
+        """`near`'s band: of the rows whose exact cosine may lie in [lower, least), the k best (at
+        least) with their exact cosines, the hidden left out."""
+        lower, k, hidden = top
+        q1, q2 = norms(query)
+        wide = bound(part.widest, q1, q2, self.dims)
+        s = s.copy()
+        s[part.rows_of(list(hidden))] = -np.inf
+        rows = np.flatnonzero((s >= lower - wide) & (s < least + wide))
+        rows = rows[np.argsort(-s[rows], kind="stable")]
+        first, rest = rows[: k + RESCORE_TOP], rows[k + RESCORE_TOP :]
+        ids, cosines = self._rescored(query, [part.fact_ids[first]])
+        inside = cosines[(cosines >= lower) & (cosines < least)]
+        kth = np.sort(inside)[-k] if len(inside) >= k else lower
+        if len(rest):  # a row left out whose code could still reach the k-th is rescored too
+            rest = rest[s[rest] + bound(part.take(rest)[1], q1, q2, self.dims) >= kth]
+            more_ids, more = self._rescored(query, [part.fact_ids[rest]])
+            ids, cosines = np.concatenate([ids, more_ids]), np.concatenate([cosines, more])
+        keep = (cosines >= lower) & (cosines < least)
+        return ids[keep], cosines[keep]
 
     def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None,
                 hidden: Iterable[int] = ()) -> tuple[int | None, float | None]:

@@ -19,7 +19,7 @@ from .dedup import distinct
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, clean_id_named, clean_items, clean_source, clean_text, clean_time, clean_type, now,
                     text_key)
-from .lifecycle import PROPOSE, PROPOSING, differences, is_current, proposals
+from .lifecycle import PROPOSE, PROPOSE_MOST, PROPOSING, differences, hidden, is_current, proposals
 from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
 from .history import Entry, History
@@ -125,6 +125,10 @@ class Writer:
                 break
         return next(((fid, "near", s) for fid, s in near[:NEAR_CANDIDATES] if distinct(text, facts[fid].text) is None), None)
 
+    def _stale(self) -> list[int]:
+        """The facts no longer current (inside the write): never proposed."""
+        return [r[0] for r in self.state.db.execute(*hidden(None))]
+
     def _replaceable(self, ids: tuple[int, ...]) -> dict[int, Fact]:
         """The facts a write's `supersedes` names, each one that exists and is not replaced yet
         (inside the write); any other is a 422 naming it, and nothing of the write is stored."""
@@ -190,12 +194,19 @@ class Writer:
         state, db = self.state, self.state.db
         # Each type's new facts against that type's stored rows, one scan of its codes a
         # type: it serves the near-dedup check, the pairs kept for review and the proposals.
-        low = min(state.floor, state.threshold, PROPOSE)
+        # One fact's proposals need only its closest few down to PROPOSE (`top`), not every fact
+        # that far; a batch's share one scan, down to PROPOSE for all.
+        low = min(state.floor, state.threshold)
         types = [c.type for c in clean]
         prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for t in set(types):
             mine = [i for i, u in enumerate(types) if u == t]
-            prior.update(zip(mine, state.vectors.near(vectors[mine], t, low)))
+            top = None
+            if t in PROPOSING and not restore:
+                leave = clean[mine[0]].supersedes if len(mine) == 1 else ()
+                top = (PROPOSE, PROPOSE_MOST + len(leave) + 1, [*self._stale(), *leave])  # (+1: a near duplicate stored over)
+            prior.update(zip(mine, state.vectors.near(vectors[mine], t, low, top=top)))
+        low = min(low, PROPOSE)
         within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
         batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
         for n, (item, vector) in enumerate(zip(clean, vectors)):

@@ -319,3 +319,23 @@ def test_a_code_is_within_its_bound_of_the_exact_cosine():
         decoded = params[:, :1] + params[:, 1:2] * c.astype(np.float64)
         assert np.all(np.linalg.norm(m - decoded, axis=1) <= params[:, 2])
         assert np.all(np.abs(c) <= codes.LEVELS)
+
+
+def test_near_with_a_top_band_holds_every_row_over_least_and_the_exact_k_best_below(data):
+    """A write's proposals (`near`'s `top`): every row at or over `least` as before, and of those
+    between `lower` and `least` (the hidden left out) at least the exact k best, as brute force
+    finds them, with their exact cosines."""
+    ids, types, m, queries, rng, kind = data
+    index = index_of(ids, types, m)
+    mine = np.flatnonzero(types == 0)
+    for q in queries:
+        ref = exact(m[mine], q)
+        hidden = [int(i) for i in ids[mine][rng.choice(len(mine), 40, replace=False)]]
+        lower, least = float(np.sort(ref)[-60]), float(np.sort(ref)[-5])
+        got, s = index.near(q, "fact", least, top=(lower, 3, hidden))[0]
+        found = dict(zip(got.tolist(), s.tolist()))
+        over = ref >= least
+        assert all(found[i] == c for i, c in zip(ids[mine][over].tolist(), ref[over].tolist()))
+        band = [k for k in np.lexsort((ids[mine], -ref)) if lower <= ref[k] < least and int(ids[mine][k]) not in hidden][:3]
+        assert all(found.get(int(ids[mine][k])) == float(ref[k]) for k in band)
+        assert not set(hidden) & {i for i, c in found.items() if c < least}
