@@ -4,7 +4,7 @@ from .memory import first, known, status
 
 # Pages that mean the same in any memory; the switcher keeps them. A fact's own pages do not
 # (#7 here is another fact, or none, there), so they switch to the facts page.
-SAME_IN_EVERY_MEMORY = {"facts", "duplicates", "contradictions", "recall", "trash", "audit", "evaluation",
+SAME_IN_EVERY_MEMORY = {"facts", "inbox", "import", "duplicates", "contradictions", "recall", "trash", "audit", "evaluation",
                         "evaluation_compare", "eval_cases"}
 # Query parameters naming a fact or a position in this memory's lists: left behind on a switch.
 THIS_MEMORY_ONLY = ("pin", "fact", "cursor", "page")

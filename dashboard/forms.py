@@ -68,6 +68,8 @@ def not_blank(value: str, what: str) -> str:
     return value.strip()
 
 
+REVIEW_STATES = ("unreviewed", "reviewed")  # GET /facts `reviewed` false and true
+FILTERS = ("q", "type", "source", "client", "source_prefix", "reviewed")  # what narrows the facts list
 STATUSES = ("current", "replaced", "expired", "all")  # GET /facts `status`; the list shows what is current unless told
 DEFAULT_STATUS = "current"
 
@@ -106,6 +108,11 @@ class FactFilter(forms.Form):
     source = forms.CharField(required=False, max_length=MAX_SOURCE, strip=False, error_messages={
         "max_length": "A source is at most %(limit_value)s characters, so no fact has this one of %(show_value)s.",
     })
+    client = forms.CharField(required=False, label="Client", max_length=64, strip=False, error_messages={
+        "max_length": "A client's name is at most %(limit_value)s characters, so no client has this one of %(show_value)s.",
+    })
+    source_prefix = forms.CharField(required=False, label="Source starts with", max_length=MAX_SOURCE, strip=False)
+    reviewed = forms.CharField(required=False, label="Review")
     order = forms.CharField(required=False)
     cursor = forms.CharField(required=False, max_length=500)
     status = forms.CharField(required=False)
@@ -116,6 +123,23 @@ class FactFilter(forms.Form):
 
     def clean_source(self) -> str:
         return not_blank(self.cleaned_data["source"], "The source")
+
+    def clean_client(self) -> str:
+        """A client as X-Memory-Client names it: printable ASCII (the memory matches it with or
+        without its version)."""
+        value = not_blank(self.cleaned_data["client"], "The client")
+        if any(not " " <= c <= "~" for c in value):
+            raise forms.ValidationError("A client's name is printable ASCII (letters, digits, spaces, punctuation), "
+                                        "as it names itself to the memory: no client has this one.", code="client")
+        return value
+
+    def clean_source_prefix(self) -> str:
+        return self.cleaned_data["source_prefix"].strip()
+
+    def clean_reviewed(self) -> str:
+        """unreviewed, reviewed, or any (""): an unknown value is any, as an unknown order is the default."""
+        value = self.cleaned_data["reviewed"]
+        return value if value in REVIEW_STATES else ""
 
     def clean_order(self) -> str:
         """An order the list does not know is its default, which the headers then show (the
@@ -129,8 +153,16 @@ class FactFilter(forms.Form):
         return status if status in STATUSES else DEFAULT_STATUS
 
     def active(self) -> dict[str, str]:
-        """The filters that narrow what is listed (q, type, source), of a valid form."""
-        return {k: self.cleaned_data[k] for k in ("q", "type", "source") if self.cleaned_data.get(k)}
+        """The filters that narrow what is listed (q, type, source, client, source_prefix,
+        reviewed), of a valid form, as the URL carries them."""
+        return {k: self.cleaned_data[k] for k in FILTERS if self.cleaned_data.get(k)}
+
+    def listing(self) -> dict:
+        """The same as list_facts takes them: `reviewed` a bool."""
+        active = self.active()
+        if "reviewed" in active:
+            active["reviewed"] = active["reviewed"] == "reviewed"
+        return active
 
     def when(self) -> dict[str, str]:
         """Which facts' lives the list shows, as its links keep it: `status` and `as_of` (a day),

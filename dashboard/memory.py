@@ -199,6 +199,7 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
             orphans=sum(len(v) for v in orphans.values() if isinstance(v, list)),
             open_conflicts=open_conflicts(client), **settings_status(client),
         )
+        result["unreviewed"] = unreviewed(client) if result["review_mode"] else None
     except MemoryServiceError as e:
         result.update(error=str(e), problem=_problem(e))
     _status[key] = result
@@ -207,14 +208,32 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
 
 def settings_status(client: MemoryClient) -> dict:
     """For the strip: the memory's own recall settings that differ from the shipped default
-    (`settings`), and whether its model's numbers were never measured (`unmeasured`: the
-    calibration page measures them)."""
+    (`settings`), whether its model's numbers were never measured (`unmeasured`: the
+    calibration page measures them), and its review mode (`review_mode`: after or before; None
+    from a memory that keeps no review, an older contract)."""
     try:
         settings = client.settings()
         return {"settings": [(k, settings["fusion"][k]) for k in settings.get("changed", [])],
-                "unmeasured": bool(settings.get("model")) and settings["model"].get("measured") is None}
+                "unmeasured": bool(settings.get("model")) and settings["model"].get("measured") is None,
+                "review_mode": review_mode(settings)}
     except (NotFound, KeyError, TypeError, AttributeError):  # a memory of contract v2 keeps no settings
-        return {"settings": [], "unmeasured": False}
+        return {"settings": [], "unmeasured": False, "review_mode": None}
+
+
+def review_mode(settings: dict) -> str | None:
+    """GET /settings's review mode, or None when the memory has no review (before it, the
+    contract had no `review` there, and GET /facts ignored `reviewed`)."""
+    review = settings.get("review")
+    return review.get("mode") if isinstance(review, dict) and review.get("mode") in ("after", "before") else None
+
+
+def unreviewed(client: MemoryClient) -> int | None:
+    """How many facts wait for the owner's review (the navigation's Inbox count), or None when
+    the memory fails to say."""
+    try:
+        return client.list_facts(reviewed=False, limit=1).total
+    except MemoryServiceError:
+        return None
 
 
 def open_conflicts(client: MemoryClient) -> int | None:
@@ -232,6 +251,13 @@ def counted_conflicts(total: int, name: str | None = None) -> None:
     cached = _status.get(client_key(name))
     if cached and cached.get("reachable"):
         cached["open_conflicts"] = total
+
+
+def counted_unreviewed(total: int, name: str | None = None) -> None:
+    """The Inbox just counted the unreviewed facts: the navigation says the same number."""
+    cached = _status.get(client_key(name))
+    if cached and cached.get("reachable"):
+        cached["unreviewed"] = total
 
 
 def mark_down(error: MemoryServiceError, name: str | None = None) -> None:

@@ -10,11 +10,12 @@ from django.urls import reverse
 
 
 def with_strip(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    """Append the strip and the navigation's count of contradictions (hx-swap-oob) to an htmx
-    partial; full pages carry them already."""
+    """Append the strip and the navigation's counts of contradictions and unreviewed facts
+    (hx-swap-oob) to an htmx partial; full pages carry them already."""
     if request.htmx and not getattr(response, "streaming", False):
         response.content += render_to_string("status_strip.html", {"oob": True}, request).encode()
         response.content += render_to_string("conflict_count.html", {"oob": True}, request).encode()
+        response.content += render_to_string("inbox_count.html", {"oob": True}, request).encode()
     return response
 
 
@@ -29,9 +30,7 @@ def with_count(request: HttpRequest, response: HttpResponse) -> HttpResponse:
         return response
     filters = FactFilter(QueryDict(url.query))
     filters.is_valid()
-    f = filters.cleaned_data
-    page = memory(request.memory).list_facts(type=f.get("type") or None, source=f.get("source") or None,
-                                             q=f.get("q") or None, **filters.lifecycle(), limit=1)
+    page = memory(request.memory).list_facts(**filters.listing(), **filters.lifecycle(), limit=1)
     response.content += render_to_string("facts/list.html#fact-count", {"page": page, "filters": filters, "oob": True},
                                          request).encode()
     return response

@@ -1,7 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import account, calibrate, contradictions, duplicates, evaluate, facts, history, memories, recall, recalls
+from .views import (account, calibrate, contradictions, duplicates, evaluate, facts, history, imports, inbox, memories, recall,
+                    recalls)
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -17,6 +18,20 @@ urlpatterns = [
     path("facts/<int:fact_id>/delete", facts.fact_delete, name="fact_delete"),
     path("facts/<int:fact_id>/forget", facts.fact_forget, name="fact_forget"),
     path("facts/<int:fact_id>/validity", facts.fact_validity, name="fact_validity"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/approve", inbox.inbox_approve, name="inbox_approve"),
+    path("inbox/delete", inbox.inbox_delete, name="inbox_delete"),
+    path("inbox/resolve", inbox.inbox_resolve, name="inbox_resolve"),
+    path("inbox/undo", inbox.inbox_undo, name="inbox_undo"),
+    path("inbox/settings", inbox.inbox_settings, name="inbox_settings"),
+    path("inbox/<int:fact_id>/row", inbox.inbox_row, name="inbox_row"),
+    path("inbox/<int:fact_id>/edit", inbox.inbox_edit, name="inbox_edit"),
+    path("import/", imports.import_start, name="import"),
+    path("import/<str:job_id>/", imports.import_job, name="import_job"),
+    path("import/<str:job_id>/mapping", imports.import_mapping, name="import_mapping"),
+    path("import/<str:job_id>/dry-run", imports.import_dry_run, name="import_dry_run"),
+    path("import/<str:job_id>/run", imports.import_run, name="import_run"),
+    path("import/<str:job_id>/progress", imports.import_progress, name="import_progress"),
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),
     path("contradictions/", contradictions.contradiction_list, name="contradictions"),

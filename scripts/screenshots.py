@@ -4,7 +4,9 @@ Starts what `make run` starts (scripts/run.py) in a temporary folder on free por
 memory is fresh and nothing of the owner's own var/ or local.env is read. Signs in with the
 password the first run prints, loads the `personal` evaluation set, curates a little (a near
 duplicate, an edit, a delete), lets the agent store three facts that contradict the demo's, so
-every page has something to show, and saves one PNG a page to docs/screenshots/. The pictures are
+every page has something to show, and saves one PNG a page to docs/screenshots/. The demo's own
+facts count as reviewed (the owner's), so the Inbox holds what the agent stored since, and the
+Import page shows a dry run of tests/fixtures/imports/chatgpt.txt. The pictures are
 only ever made here: after a change to a page, run it again (`python scripts/screenshots.py
 contradictions facts` takes only those).
 """
@@ -34,7 +36,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # three columns, 900 x 825) and well under 150 KB; a short page is cut where it ends.
 VIEWPORT = {"width": 1200, "height": 700}
 SCALE = 0.75
-TALL = 1100  # CSS pixels of the recall debugger (and the contradictions queue, three pairs)
+TALL = 1100  # CSS pixels of the recall debugger (and the contradictions queue, three pairs; the inbox; a dry run)
 START_SECONDS = 180  # the first run loads the model and embeds the demo memory
 
 
@@ -146,8 +148,40 @@ def contradict(env: dict[str, str]) -> None:
             both_true(c["id"], r["id"])
 
 
-PAGES = ["recall", "facts", "fact", "duplicates", "contradictions", "recalls", "evaluation", "trash", "audit",
-         "calibration"]
+def review_demo(env: dict[str, str]) -> None:
+    """The owner has looked at the demo memory: its facts are reviewed (the CLI's import left them
+    not), so the Inbox holds only what the agent stores after."""
+    url, owner = env["MEMORY_URL"], {"X-Memory-Secret": env["MEMORY_SECRET"], "X-Memory-Client": "dashboard"}
+    while True:
+        page = httpx.get(url + "/facts", params={"reviewed": "false", "limit": 100}, headers=owner).raise_for_status().json()
+        if not page["facts"]:
+            return
+        httpx.post(url + "/facts/review", json={"ids": [f["id"] for f in page["facts"]]}, headers=owner).raise_for_status()
+
+
+# What else the agent stores through MCP after the owner's last look: the Inbox's rows.
+UNREVIEWED = ["The owner's new bike is a green Brompton, kept in the hall.",
+              "Leo's football practice is on Saturdays at 10 in Kralingen.",
+              "The owner wants a reminder to renew the car insurance in March."]
+
+
+def unreviewed(env: dict[str, str]) -> None:
+    headers = {"X-Memory-Secret": env["MEMORY_SECRET"], "X-Memory-Client": "claude-code 2.1.0"}
+    for text in UNREVIEWED:
+        httpx.post(env["MEMORY_URL"] + "/facts", json={"text": text, "source": "mcp"}, headers=headers).raise_for_status()
+
+
+def dry_run(page: Page) -> None:
+    """The Import page's own forms: the ChatGPT fixture uploaded, then its dry run."""
+    page.get_by_label("Format").select_option("chatgpt-list")
+    page.get_by_label(re.compile("^File")).set_input_files(str(ROOT / "tests" / "fixtures" / "imports" / "chatgpt.txt"))
+    page.get_by_role("button", name="Upload and read it").click()
+    page.get_by_role("button", name="Dry run", exact=True).click()
+    expect(page.locator("#dry-run-counts")).to_be_visible()
+
+
+PAGES = ["recall", "facts", "fact", "duplicates", "contradictions", "inbox", "import", "recalls", "evaluation", "trash",
+         "audit", "calibration"]
 
 
 def main(only: list[str]) -> None:
@@ -172,9 +206,11 @@ def main(only: list[str]) -> None:
                 page.get_by_label("Password").fill(password)
                 page.get_by_role("button", name="Sign in").click()
                 expect(page.get_by_role("heading", name="Facts")).to_be_visible()
+                review_demo(env)
                 curate(page, base, env)
                 agent(env)
                 contradict(env)
+                unreviewed(env)
 
                 # A question whose word the memory does not hold ("mum"), so expansion shows.
                 mother = fact_id(env, "mother, Helena")
@@ -184,6 +220,8 @@ def main(only: list[str]) -> None:
                     "fact": f"/facts/{mother}/",
                     "duplicates": "/duplicates/?threshold=0.85",
                     "contradictions": "/contradictions/",
+                    "inbox": "/inbox/",
+                    "import": "/import/",
                     "recalls": "/recalls/",
                     "evaluation": "/evaluate/?" + urlencode({"suite": "personal"}),
                     "trash": "/trash/",
@@ -198,10 +236,12 @@ def main(only: list[str]) -> None:
                     if name == "evaluation":  # running a set is a POST: the page's own Run button
                         page.get_by_role("button", name="Run").click()
                         page.wait_for_load_state("networkidle")
+                    if name == "import":  # an upload and its dry run: the page's own forms
+                        dry_run(page)
                     if name == "calibration":  # a calibration is a POST too: the pairs through the model
                         page.locator("#calibrate-run").click()
                         expect(page.locator("#recommended-threshold")).to_be_visible()
-                    shot(page, name, TALL if name in ("recall", "contradictions") else VIEWPORT["height"])
+                    shot(page, name, TALL if name in ("recall", "contradictions", "inbox", "import") else VIEWPORT["height"])
                 browser.close()
         finally:
             stop(proc)

@@ -1,6 +1,7 @@
 """The pages run clean under their own content-security-policy: no error in the browser console
 on any page (each visited, and the facts page's live search, the recall debugger and the Recalls
-page used as an owner would)."""
+page used as an owner would; the Inbox by keyboard and an import's upload, dry run and progress
+in tests/test_browser_inbox.py)."""
 
 import re
 
@@ -65,7 +66,8 @@ def test_the_recall_debugger_and_the_recalls_page_leave_the_console_clean(page: 
 
 
 PAGES = ["/", "/facts/{fid}/", "/facts/{fid}/edit", "/facts/{fid}/delete", "/facts/{fid}/forget", "/duplicates/",
-         "/duplicates/?threshold=0.5", "/contradictions/", "/recall/?q=sister&pin={fid}",
+         "/duplicates/?threshold=0.5", "/contradictions/", "/inbox/", "/import/",
+         "/?reviewed=unreviewed&client=dashboard&source_prefix=import:", "/recall/?q=sister&pin={fid}",
          "/recall/?q=sister&as_of=2026-01-01&include_stale=on", "/?status=all", "/recalls/", "/trash/", "/audit/",
          "/evaluate/",
          "/evaluate/cases/all", "/evaluate/compare", "/calibrate/", "/facts/999999/",

@@ -88,3 +88,20 @@ def shortened(text: str | None) -> str:
 def item(mapping: dict | None, key):
     """mapping[key], or None: a dict the view keys by fact id."""
     return (mapping or {}).get(key)
+
+
+FACT_REF = re.compile(r"#([0-9]{1,16})\b")
+
+
+@register.simple_tag(takes_context=True)
+def fact_links(context, text: str | None) -> str:
+    """A note of the memory's ("replaces #12", "stored though a near duplicate of #7"), escaped,
+    each "#N" a link to fact N's page."""
+    text = text or ""
+    out, last = [], 0
+    for m in FACT_REF.finditer(text):
+        out.append(escape(text[last:m.start()]))
+        out.append(f'<a href="{escape(fact_url(context, "fact_detail", int(m[1])))}">#{m[1]}</a>')
+        last = m.end()
+    out.append(escape(text[last:]))
+    return mark_safe("".join(out))

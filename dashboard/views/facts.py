@@ -23,6 +23,7 @@ from ..models import EvalCase
 from ..problems import owner_mistake
 from ..strip import with_count, with_strip
 from .contradictions import row as proposal_row
+from .history import clients_seen
 from .recalls import returned
 
 PAGE_SIZE = 50
@@ -66,7 +67,8 @@ def list_context(request: HttpRequest, filters: FactFilter, page=None) -> dict:
             "expected": expected_ids(request.memory), "bulk_limit": BULK_LIMIT, "order": order, "statuses": STATUSES,
             "status": filters.cleaned_data.get("status") or DEFAULT_STATUS, "as_of": filters.cleaned_data.get("as_of"),
             "default_order": DEFAULT_ORDER, "sort": sort_links(request, {**active, **when}, order),
-            "oldest_first": order.endswith("_asc")}
+            "oldest_first": order.endswith("_asc"),
+            "review_states": [("", "any"), ("unreviewed", "unreviewed"), ("reviewed", "reviewed")]}
 
 
 def sort_links(request: HttpRequest, active: dict, order: str) -> dict[str, dict]:
@@ -92,6 +94,20 @@ def sources(request: HttpRequest) -> list[str]:
     return sorted({f.source for f in newest if f.source}, key=str.lower)
 
 
+PREFIXES_SHOWN = 8  # seen sources the "source starts with" select offers, after "any import"
+
+
+def suggestions(request: HttpRequest) -> dict:
+    """What the filters suggest: the newest facts' sources (for the source, and a few as
+    prefixes) and the clients the newest history entries name (no route lists either)."""
+    seen = sources(request)
+    prefixes = ["import:", *[s for s in seen if s != "import:"][:PREFIXES_SHOWN]]
+    wanted = request.GET.get("source_prefix", "").strip()
+    if wanted and wanted not in prefixes:  # one typed into the URL stays chosen
+        prefixes.append(wanted)
+    return {"sources": seen, "prefixes": prefixes, "clients": clients_seen(memory(request.memory), op="add")}
+
+
 def no_such_page(request: HttpRequest, why: str) -> HttpResponse:
     return owner_mistake(request, "That page of facts does not exist",
                          f"The address asks for something the memory cannot list ({why}). "
@@ -110,10 +126,10 @@ def fact_list(request: HttpRequest) -> HttpResponse:
         # The list says why, in place of its rows: no filter is dropped (that would be every fact).
         context = {**list_context(request, filters, page=Page([], None, 0)), "form": FactForm()}
         template = "facts/list.html#fact-list" if request.htmx and request.htmx.target == "fact-list" else "facts/list.html"
-        return render(request, template, {**context, "sources": sources(request)}, status=400)
+        return render(request, template, {**context, **suggestions(request)}, status=400)
     f = filters.cleaned_data
     try:
-        page = memory(request.memory).list_facts(**filters.active(), **filters.lifecycle(), limit=PAGE_SIZE,
+        page = memory(request.memory).list_facts(**filters.listing(), **filters.lifecycle(), limit=PAGE_SIZE,
                                                  cursor=f["cursor"] or None, order=f["order"] or None)
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
@@ -123,7 +139,7 @@ def fact_list(request: HttpRequest) -> HttpResponse:
         context["log"] = returned(memory(request.memory))
     if request.htmx and request.htmx.target == "fact-list":
         return render(request, "facts/list.html#fact-list", context)
-    return render(request, "facts/list.html", {**context, "sources": sources(request)})
+    return render(request, "facts/list.html", {**context, **suggestions(request)})
 
 
 SIMILAR_SHOWN = 5  # the most similar facts shown after an add
@@ -189,7 +205,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
             return redirect("fact_detail", fact_id=result.fact.id)
     context = {"form": form, "result": result, "similar": similar, "proposals": proposals, "place": "added"}
     if not request.htmx:  # a near duplicate, or a text refused: the page again, with "Store anyway" or the reason
-        return render(request, "facts/list.html", {**list_context(request, FactFilter({})), **context, "sources": sources(request)},
+        return render(request, "facts/list.html", {**list_context(request, FactFilter({})), **context, **suggestions(request)},
                       status=200 if result is not None else 422)
     response = render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
     return with_strip(request, with_count(request, response) if result is not None and result.created else response)
@@ -204,9 +220,19 @@ def fact_detail(request: HttpRequest, fact_id: int) -> HttpResponse:
     except NotFound:
         neighbours = None  # a memory without this extension of the contract
     return render(request, "facts/detail.html", {
-        "fact": fact, "neighbours": neighbours, "recalled": recalled(client, fact_id),
+        "fact": fact, "neighbours": neighbours, "recalled": recalled(client, fact_id), "written": written(client, fact_id),
         "replaced_by": replaced_by(client, fact),
         "replaced": replaced(client, fact_id), "validity": Validity(), "replaced_scan": REPLACED_SCAN * 100})
+
+
+def written(client: MemoryClient, fact_id: int):
+    """Its add entry: which client wrote it, when, and what the memory noted (None when the
+    history no longer holds it: trimmed, or forgotten for good)."""
+    try:
+        entries, _ = client.history(fact_id=fact_id, op="add", limit=1)
+    except NotFound:  # a memory of contract v2 keeps no history
+        return None
+    return entries[0] if entries else None
 
 
 CHAIN_SHOWN = 5  # steps of "replaced by" followed from a fact's page
@@ -403,7 +429,7 @@ def fact_bulk_delete(request: HttpRequest) -> HttpResponse:
                                  "“All matching” needs a search, a type or a source to match: without one it would be "
                                  "the whole memory. Select facts on the page instead.",
                                  back=reverse("facts"), back_label="Back to facts")
-        facts, matching = matching_facts(client, {**filters.active(), **filters.lifecycle()})
+        facts, matching = matching_facts(client, {**filters.listing(), **filters.lifecycle()})
         ids = [fact.id for fact in facts]
     else:
         ids = [parse_id(i) for i in request.POST.getlist("ids")]

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memories.client import BadRequest, Conflict, NotFound, StatusError
+from memories.client import BadRequest, Conflict, MemoryClient, NotFound, StatusError
 
 from .. import audit
 from ..memory import forget_status, memory
@@ -20,13 +20,37 @@ from ..strip import with_count, with_strip
 
 EXPORT_PAGE = 100
 HISTORY_PAGE = 50
-OPS = ("add", "edit", "delete", "restore", "settings", "resolve")
+OPS = ("add", "edit", "delete", "restore", "settings", "resolve", "review")
 # What an undo did, by the op of the entry that records it (the note only says "undo of #N").
 UNDONE = {"edit": "fact #{fact.id} holds its text, type and source as before",
           "delete": "fact #{fact.id} is deleted again (the trash has it)",
           "settings": "the settings are back as they were",
-          "resolve": "the pair is an open contradiction again"}
-BACK = ("audit", "trash", "contradictions")  # the pages an undo form may come back to
+          "resolve": "the pair is an open contradiction again",
+          "review": "the facts it reviewed wait in the Inbox again"}
+BACK = ("audit", "trash", "contradictions", "inbox")  # the pages an undo form may come back to
+
+
+def names(clients) -> list[str]:
+    """Client names for a filter's suggestions: each as seen, and each without its version (the
+    memory matches "claude-code" to "claude-code 2.1.0")."""
+    found = set()
+    for name in clients:
+        if name:
+            found.add(name)
+            bare = name.split(" ", 1)[0]
+            if bare != name:
+                found.add(bare)
+    return sorted(found, key=str.lower)
+
+
+def clients_seen(client: MemoryClient, op: str | None = None) -> list[str]:
+    """The clients the newest 100 history entries name (of `op`, if given); none from a memory
+    that keeps no history (contract v2)."""
+    try:
+        entries, _ = client.history(limit=100, op=op)
+    except NotFound:
+        return []
+    return names(e.client for e in entries)
 
 
 def history_page(request: HttpRequest, **filters):
@@ -94,7 +118,8 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     # Decisions only the dashboard knows (pairs marked "not a duplicate"), beside the history.
     decisions = AuditEntry.objects.filter(memory=request.memory, action="not_duplicate")[:20]
     return render(request, "audit.html", {"entries": entries, "next_cursor": cursor, "fact": fact, "op": op,
-                                          "client_name": client_name, "ops": OPS, "decisions": decisions})
+                                          "client_name": client_name, "ops": OPS, "decisions": decisions,
+                                          "clients": clients_seen(memory(request.memory))})
 
 
 @require_GET

@@ -16,6 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from memories.client import BadRequest, Fact, LoggedRecall, MemoryClient, Recall
 
 from ..memory import memory
+from .history import names
 
 PAGE_SIZE = 30
 SHOWN = 3  # facts a row shows, as the agent got them
@@ -77,7 +78,10 @@ def recall_log(request: HttpRequest) -> HttpResponse:
     now = client.facts(r["id"] for rec in recalls for r in rec.results[:SHOWN])
     rows = [{"recall": rec, "top": got(rec, now, SHOWN), "debug": debug_url(rec)} for rec in recalls]
     context = {"rows": rows, "next_cursor": cursor, "total": total, "q": q, "who": who, "empty": empty, "error": error}
-    return render(request, "recalls.html#recall-rows" if request.htmx else "recalls.html", context)
+    if request.htmx:  # the rows only: the filter form and its suggestions stay
+        return render(request, "recalls.html#recall-rows", context)
+    newest = recalls if not (q or who or empty or request.GET.get("cursor")) else client.recalls(limit=100)[0]
+    return render(request, "recalls.html", {**context, "clients": names(r.client for r in newest)})
 
 
 MAX_LOG_PAGES = 20  # 2,000 recalls, the log's default size, at 100 a request
