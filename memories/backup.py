@@ -66,7 +66,8 @@ def read(path: Path) -> Backup:
                         raise ValueError("settings must be one JSON object, once")
                     backup.settings = data["settings"]
                     continue
-                item = {k: data[k] for k in FIELDS if data.get(k) is not None}
+                # (reviewed_at null is kept: an unreviewed fact; a line without it is from before the review)
+                item = {k: data[k] for k in FIELDS if data.get(k) is not None or (k == "reviewed_at" and k in data)}
                 item["text"] = clean_text(data.get("text"))
                 clean_type(item.setdefault("type", "fact"))
                 clean_source(item.setdefault("source", ""))

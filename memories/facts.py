@@ -261,6 +261,7 @@ class Item:
     superseded_by: int | None  # kept only by a restore
     supersedes: tuple[int, ...]
     reviewed_at: str | None  # kept only by a restore
+    reviewed_given: bool  # the item names reviewed_at (null too); a restore of one that does not is reviewed
 
 
 def clean_items(items: list[dict]) -> list[Item]:
@@ -274,7 +275,7 @@ def clean_items(items: list[dict]) -> list[Item]:
                     clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
                     clean_id(i.get("id")), clean_force(i.get("force")), clean_time(i.get("valid_until"), "valid_until"),
                     clean_id_named(i.get("superseded_by"), "superseded_by"), tuple(clean_supersedes(i.get("supersedes"))),
-                    clean_time(i.get("reviewed_at"), "reviewed_at"))
+                    clean_time(i.get("reviewed_at"), "reviewed_at"), "reviewed_at" in i)
         if item.valid_until is not None and item.created_at is not None and item.valid_until < item.created_at:
             raise InvalidInput("valid_until must not be before the fact's created_at")
         out.append(item)

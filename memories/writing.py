@@ -238,8 +238,8 @@ class Writer:
             more = Counter(t for _, t, _ in batch) + Counter([type])
             state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
             superseded_by = item.superseded_by if restore else None
-            if restore:
-                reviewed_at = item.reviewed_at
+            if restore:  # as it was; a backup from before the review was there to be seen: reviewed
+                reviewed_at = item.reviewed_at if item.reviewed_given else created_at
             else:
                 reviewed_at = created_at if reviewed_by(client, item.source, state.review) else None
             fid = db.execute(
@@ -264,7 +264,9 @@ class Writer:
             leave = (*item.supersedes, *([near[0]] if near else []))
             conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
             fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
-            why = f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision" if near else note
+            why = note
+            if near:  # (an import's note, naming its file, stays first)
+                why = (why + "; " if why else "") + f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision"
             if replaced:
                 why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
             before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None

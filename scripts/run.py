@@ -124,14 +124,25 @@ def local_memory(env: dict, python: str) -> list[Process]:
         print(f"Your memory {earlier} is now the default memory of the folder {folder} (copied; the file stays)")
         with sqlite3.connect(earlier) as source, sqlite3.connect(default) as copy:
             source.backup(copy)
-    elif not default.exists():
+    first = not default.exists()
+    if first and not earlier.exists():
         print(f"First run: loading the demo memory ({DEMO.name}) into {default}")
         subprocess.run([python, "-m", "memories", "import", str(DEMO), "--db", str(default), "--quiet"], cwd=ROOT, env=env, check=True)
     port = env["MEMORY_URL"].rsplit(":", 1)[-1].strip("/")
     service = Process("the memory service", [python, "-m", "memories", "serve", "--dir", str(folder), "--port", port,
                                              "--log-level", "warning"], env["MEMORY_URL"] + "/health", env)
     service.start()
+    if first and not earlier.exists():
+        approve_demo(env["MEMORY_URL"], env["MEMORY_SECRET"])
     return [service]
+
+
+def approve_demo(url: str, secret: str) -> None:
+    """The demo's facts as the owner's own, reviewed: the Inbox starts empty, for the agent's writes."""
+    headers = {"X-Memory-Secret": secret, "X-Memory-Client": "dashboard"}
+    while ids := [f["id"] for f in httpx.get(f"{url}/facts", params={"reviewed": "false", "limit": 100}, headers=headers,
+                                             timeout=10).json()["facts"]]:
+        httpx.post(f"{url}/facts/review", json={"ids": ids}, headers=headers, timeout=30).raise_for_status()
 
 
 def local_wrangler_config() -> Path:
@@ -182,6 +193,7 @@ def worker_memory(env: dict, python: str) -> list[Process]:
         print(f"First run: loading the demo memory ({DEMO.name}) into the Worker's memory 'demo'")
         subprocess.run([python, "-m", "memories", "import", str(DEMO), "--url", env["MEMORY_URL"], "--quiet"],
                        cwd=ROOT, env=env, check=True)
+        approve_demo(env["MEMORY_URL"], env["MEMORY_SECRET"])
     return [embed, worker]
 
 

@@ -133,3 +133,11 @@ def test_the_facts_list_filters_by_the_client_that_wrote_them_and_by_source_pref
     assert [f["id"] for f in by_client["facts"]] == [mine] and by_client["total"] == 1
     assert mine in [f["id"] for f in api.get("/facts", params={"source_prefix": "import:", "limit": 100}).json()["facts"]]
     assert api.get("/facts", params={"source_prefix": "import:zzz"}).json()["total"] == 0
+
+
+def test_a_restore_of_a_fact_from_before_the_review_is_reviewed(api):
+    fact = as_client(api, "agent")("POST", "/facts", json={"text": unique("The owner's gloves are grey.")}).json()["fact"]
+    api.delete(f"/facts/{fact['id']}")
+    old = {k: v for k, v in fact.items() if k not in ("reviewed_at", "valid_until", "superseded_by")}  # a v3 backup's line
+    assert api.post("/facts/batch", json={"facts": [old], "restore": True}).status_code == 200
+    assert api.get(f"/facts/{fact['id']}").json()["reviewed_at"] == fact["created_at"]

@@ -46,6 +46,8 @@ def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
         health = env["MEMORY_URL"] + "/health"
         secret = {"X-Memory-Secret": env["MEMORY_SECRET"]}
         assert httpx.get(health, headers=secret).json()["facts"] == 50  # the demo memory, the folder's default
+        # The demo's facts are the owner's, reviewed: the Inbox starts empty, for the agent's writes.
+        assert httpx.get(env["MEMORY_URL"] + "/facts", params={"reviewed": "false"}, headers=secret).json()["total"] == 0
         # A folder of memories: another name is a memory only once created (PUT), never by a request.
         assert httpx.get(env["MEMORY_URL"] + "/memories/notes/stats", headers=secret).status_code == 404
         assert not (tmp_path / "var" / "memories" / "notes.db").exists()
