@@ -12,6 +12,7 @@ export const MAX_QUERY = 32_000;
 export const MAX_LIMIT = 100;
 export const MAX_RERANK = 20;  // facts a recall embeds again: each is model time
 export const MAX_BATCH = 100;
+export const MAX_CLIENT = 64;  // characters of a client name (X-Memory-Client, history.ts), and of a trusted one (reviewing.ts)
 export const MAX_ID = 2n ** 63n - 1n;  // SQLite's largest integer: a path's or a cursor's id past it names no fact
 export const MAX_FACT_ID = Number.MAX_SAFE_INTEGER;  // 2^53 - 1: the largest id a client may give a fact
 
@@ -24,14 +25,16 @@ export interface Fact {
   updated_at: string;
   valid_until: string | null;  // after it the fact is no longer current (lifecycle.ts)
   superseded_by: number | null;  // the fact that replaced it (which may since have been deleted)
+  reviewed_at: string | null;  // when the owner reviewed it; null: not yet (reviewing.ts)
 }
 
 export type Row = Record<string, SqlStorageValue>;
-export const FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by";
+export const FACT_COLUMNS = "id, text, type, source, created_at, updated_at, valid_until, superseded_by, reviewed_at";
 export const asFact = (r: Row): Fact => ({
   id: r.id as number, text: r.text as string, type: r.type as FactType, source: r.source as string,
   created_at: r.created_at as string, updated_at: r.updated_at as string,
   valid_until: r.valid_until as string | null, superseded_by: r.superseded_by as number | null,
+  reviewed_at: r.reviewed_at as string | null,
 });
 
 export const chars = (s: string) => [...s].length;  // Python's len(): code points, not UTF-16 units

@@ -3,12 +3,14 @@
 // all), and the newest `keep` entries kept. The write path (writing.ts) records; the undo of an
 // entry is a write too, and lives there.
 
-import { type Fact, stamp } from "./facts";
+import { type Fact, MAX_CLIENT, stamp } from "./facts";
 import type { Fusion } from "./recall";
 import { HttpError, invalid, notFound } from "./http";
 import { Part, type State } from "./state";
 
-export const OPS = ["add", "edit", "delete", "restore", "settings", "resolve"] as const;
+export { MAX_CLIENT };  // (kept in facts.ts, so reviewing.ts reads it without a cycle through state.ts)
+
+export const OPS = ["add", "edit", "delete", "restore", "settings", "resolve", "review"] as const;
 export type Op = (typeof OPS)[number];
 export const DEFAULT_KEEP = 10_000;
 // The trash is the history's deletes: other writes never push them out. A delete stays undoable
@@ -16,7 +18,6 @@ export const DEFAULT_KEEP = 10_000;
 export const DELETES_DAYS = 30;
 export const DELETES_KEPT = 1_000;
 const PRUNE_DELETES_EVERY = 100;
-const MAX_CLIENT = 64;
 export const MAX_NOTE = 200;  // characters of a write's `note`
 const PRINTABLE_ASCII = /^[ -~]*$/;
 

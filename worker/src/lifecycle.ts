@@ -17,6 +17,9 @@ import { SPACE, casefold } from "./text";
 // replace, the closest PROPOSE_MOST of them (chosen on the Python side: lifecycle.py says how).
 export const PROPOSE = 0.5;
 export const PROPOSE_MOST = 3;
+// A log is an event ("Ran 10 km on Sunday."): a later one does not make it untrue, so logs neither
+// propose nor are proposed (proposals are same-type). (The demo's logs proposed each other at 0.51.)
+export const PROPOSING: readonly string[] = ["fact", "skill"];
 export const MAX_SUPERSEDES = 20;
 export const STATUSES = ["all", "current", "replaced", "expired"] as const;
 export type Status = (typeof STATUSES)[number];
@@ -30,11 +33,15 @@ export type Clause = [string, SqlStorageValue[]];
 const now = () => stamp(new Date());
 
 /** The ids recall leaves out, as a subquery, and its arguments: the facts no longer current now,
- * or, `asOf` a time, those not current then (created after it, or ended at or before it). The
- * one place the as-of question is asked of the table. */
-export function hidden(asOf: string | null): Clause {
-  if (asOf === null) return ["SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]];
-  return ["SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [asOf, asOf]];
+ * or, `asOf` a time, those not current then (created after it, or ended at or before it); and
+ * with `pending` (the memory's review is "before"), the facts not reviewed yet. The one place the
+ * as-of question is asked of the table. */
+export function hidden(asOf: string | null, pending = false): Clause {
+  const [sql, args]: Clause = asOf === null
+    ? ["SELECT id FROM facts WHERE valid_until IS NOT NULL AND valid_until <= ?", [now()]]
+    : ["SELECT id FROM facts WHERE created_at > ? OR (valid_until IS NOT NULL AND valid_until <= ?)", [asOf, asOf]];
+  // (by facts_unreviewed, which holds only those)
+  return [pending ? `${sql} UNION ALL SELECT id FROM facts WHERE reviewed_at IS NULL` : sql, args];
 }
 
 /** A keyword query's clause leaving out `hidden` (null: none), after its `MATCH` and before its order. */

@@ -159,10 +159,17 @@ export class MemoryObject extends DurableObject<Env> {
       "/facts": {
         GET: () => reader.list(p.get("type") || null, p.get("source") || null, p.get("q") || null,
           intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, idList(p.get("ids")),
-          p.get("order") || null, p.get("status"), p.get("as_of") || null),
+          p.get("order") || null, p.get("status"), p.get("as_of") || null,
+          p.get("reviewed") ? queryBool(p.get("reviewed"), "reviewed") : null, p.get("client"), p.get("source_prefix") || null),
         POST: async () => writer.addOne(await readJson(request), client()),
       },
-      "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client()) },
+      "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client) },
+      "/facts/review": {
+        POST: async () => {
+          const data = await readJson(request);
+          return writer.review(data.ids, client());
+        },
+      },
       "/recall": { POST: async () => this.recall(await readJson(request), client) },
       "/explain": { POST: async () => searcher.explain(await readJson(request)) },
       "/duplicates": {

@@ -3,6 +3,7 @@
 // query matches, and a text's tokens as the FTS index sees them.
 
 import { FACT_COLUMNS, type Fact, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
+import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
 import { casefold } from "./text";
@@ -41,9 +42,11 @@ export class Reader extends Part {
   }
 
   /** In `order` (ORDERS; newest first by default), as reading.py's `list`; `status` and `asOf`
-   * as lifecycle.ts `statusFilter` says. */
+   * as lifecycle.ts `statusFilter` says; `reviewed` (the owner's review, or not), `client` (the
+   * facts a client's adds and restores wrote, with or without its version) and `sourcePrefix`. */
   list(type: string | null, source: string | null, q: string | null, limit: number, cursor: string | null, ids: number[] | null = null,
-    orderParam: string | null = null, status: string | null = null, asOf: string | null = null) {
+    orderParam: string | null = null, status: string | null = null, asOf: string | null = null, reviewed: boolean | null = null,
+    client: string | null = null, sourcePrefix: string | null = null) {
     const order = cleanOrder(orderParam);
     const [column, newestFirst] = ORDERS[order];
     const [lifecycle, lifecycleArgs]: Clause = statusFilter(cleanStatus(status), cleanAsOf(asOf));
@@ -65,6 +68,16 @@ export class Reader extends Part {
       where.push("instr(text_key, ?) > 0");
       args.push(casefold(q));
     }
+    if (client !== null) {  // the facts its adds (still in the history) wrote
+      const [sql, clientArgs] = clientMatches(client);
+      where.push(`id IN (SELECT fact_id FROM history WHERE op IN ('add', 'restore') AND ${sql})`);
+      args.push(...clientArgs);
+    }
+    if (sourcePrefix) {
+      where.push("substr(source, 1, ?) = ?");
+      args.push(chars(sourcePrefix), wellFormed(sourcePrefix, "source_prefix"));
+    }
+    if (reviewed !== null) where.push(reviewed ? "reviewed_at IS NOT NULL" : "reviewed_at IS NULL");
     const filters = where.join(" AND ") || "1";
     let pageWhere = filters;
     const pageArgs = [...args];

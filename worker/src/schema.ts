@@ -118,6 +118,13 @@ export const MIGRATIONS: string[] = [
    );
    CREATE INDEX conflicts_old ON conflicts (old);
    CREATE INDEX conflicts_new ON conflicts (new);`,
+  // 9: the owner's review (reviewing.ts), as migration 10 of memories/migrations.py: when the
+  // owner looked at a fact, or NULL. The facts already there were the owner's to see before the
+  // inbox existed: reviewed at their creation. The inbox walks facts_unreviewed (partial: it
+  // holds the unreviewed only), and so does recall when the review is "before" (lifecycle.ts `hidden`).
+  `ALTER TABLE facts ADD COLUMN reviewed_at TEXT;
+   UPDATE facts SET reviewed_at = created_at;
+   CREATE INDEX facts_unreviewed ON facts (created_at DESC, id DESC) WHERE reviewed_at IS NULL;`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

@@ -81,12 +81,19 @@ function answeredFrom(data: Record<string, unknown>): { asOf: string | null; inc
   return { asOf: cleanAsOf(data.as_of), includeStale: boolParam(data.include_stale, "include_stale", false) };
 }
 
-/** The facts those leave out (lifecycle.ts `hidden`), or null: none. */
-const leftOut = (ask: { asOf: string | null; includeStale: boolean }): Clause | null => (ask.includeStale ? null : hiddenBy(ask.asOf));
+/** The facts those leave out (lifecycle.ts `hidden`), or null: none. `pending`: the memory's
+ * review is "before", so the facts not reviewed yet are left out too (searching.py `_hidden`). */
+const leftOut = (ask: { asOf: string | null; includeStale: boolean }, pending: boolean): Clause | null =>
+  (ask.includeStale ? null : hiddenBy(ask.asOf, pending));
 
 export class Searcher extends Part {
   constructor(state: State, private reader: Reader, private background: Background) {
     super(state);
+  }
+
+  /** Whether recall leaves out the facts not reviewed yet (the memory's review is "before"). */
+  private get pending(): boolean {
+    return this.state.review.mode === "before";
   }
 
   /** The query's vector, its expandable terms' vectors (hybrid recall only; a term the vocabulary
@@ -183,7 +190,7 @@ export class Searcher extends Part {
     const started = performance.now();
     const { match, expansions } = this.plan(query, termVectors, f, mode);
     const { kw, vec, info, counts, fused: all } = this.rank(query, match, expansions, qvec, type, f, mode,
-      this.reader.hiddenIds(leftOut(ask)));
+      this.reader.hiddenIds(leftOut(ask, this.pending)));
     const top = all.slice(0, Math.max(limit, mode === "hybrid" ? f.rerank : 0));
     const wanted = new Set(top.map((h) => h.id));
     let marked = new Map<number, string>();
@@ -201,7 +208,8 @@ export class Searcher extends Part {
     const cosine = new Map(vec);
     const out: Answer & Record<string, unknown> = {
       results: fused.map((h) => ({
-        fact: facts.get(h.id)!, current: current(facts.get(h.id)!, ask.asOf), score: score(h), via: via(h.kw_rank, h.vec_rank),
+        fact: facts.get(h.id)!, current: current(facts.get(h.id)!, ask.asOf), reviewed: facts.get(h.id)!.reviewed_at !== null,
+        score: score(h), via: via(h.kw_rank, h.vec_rank),
         kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
       })),
@@ -233,7 +241,7 @@ export class Searcher extends Part {
     const fact = this.reader.get(id);  // again after the await: it may have been deleted meanwhile
     const { match, expansions } = this.plan(query, termVectors, f);
     // Ranks among the facts recall answers from: a fact left out has its scores and no rank.
-    const hidden = leftOut(from);
+    const hidden = leftOut(from, this.pending);
     const hiddenIds = this.reader.hiddenIds(hidden);
     // (none hidden, no clause: FTS5 probes a NOT IN list once for every fact the query matches)
     const [leaveOut, leaveOutArgs] = leavingOut(hiddenIds.size ? hidden : null);

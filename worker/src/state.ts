@@ -8,6 +8,7 @@ import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
 import { type Fusion } from "./recall";
+import { type ReviewSetting, defaultReview, isDefault } from "./reviewing";
 import { type Sources, processNumbers } from "./settings";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";
@@ -43,6 +44,7 @@ export class State {
   // (meta 'settings', PUT /settings) over the shipped default.
   readonly shipped: Fusion;
   fusion: Fusion;
+  review: ReviewSetting = defaultReview();  // the memory's own (reviewing.ts)
 
   constructor(readonly ctx: DurableObjectState, env: Env) {
     this.sql = ctx.storage.sql;
@@ -88,9 +90,14 @@ export class State {
   }
 
   /** The memory's own settings as stored and recorded in the history: the recall settings (those
-   * stored in it, or the shipped default) and `threshold` when it has its own. */
+   * stored in it, or the shipped default), `threshold` when it has its own, and `review` when it
+   * is not the default. */
   settings(): Record<string, unknown> {
-    return this.ownThreshold === null ? { ...this.fusion } : { ...this.fusion, threshold: this.ownThreshold };
+    return {
+      ...this.fusion,
+      ...(this.ownThreshold === null ? {} : { threshold: this.ownThreshold }),
+      ...(isDefault(this.review) ? {} : { review: { ...this.review, trusted: [...this.review.trusted] } }),
+    };
   }
 
   /** Recall and dedup with `stored` from now on (the fields this version knows; null: the shipped). */
@@ -98,6 +105,9 @@ export class State {
     const known = Object.keys(this.shipped);
     this.fusion = { ...this.shipped, ...Object.fromEntries(Object.entries(stored ?? {}).filter(([k]) => known.includes(k))) };
     this.ownThreshold = typeof stored?.threshold === "number" ? stored.threshold : null;
+    const review = (stored?.review ?? {}) as Partial<ReviewSetting>;
+    this.review = { ...defaultReview(), ...review };
+    this.review.trusted = [...this.review.trusted];
   }
 
   /** Every pair at the floor is in the table (the fill has caught up). */

@@ -1,6 +1,7 @@
-// How a write lands (memories/writing.py): add, batch, edit, delete, undo, the memory's own
-// settings and reindex, with the exact and near duplicate checks that decide them, and the steps
-// that write pairs and vocabulary, which the background work (background.ts) uses too.
+// How a write lands (memories/writing.py): add, batch (and its dry run), edit, delete, undo, the
+// owner's review, the memory's own settings and reindex, with the exact and near duplicate checks
+// that decide them, and the steps that write pairs and vocabulary, which the background work
+// (background.ts) uses too.
 //
 // Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
 // `transactionSync`, and at its end the codes in memory with their stored blocks (state.ts
@@ -11,12 +12,13 @@
 
 import type { Background } from "./background";
 import { distinct } from "./dedup";
-import { type Fact, MAX_BATCH, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
-import { type Entry, type History, type Op } from "./history";
-import { HttpError, boolParam, floatParam, invalid, strictBool, tooLarge } from "./http";
-import { type Differs, PROPOSE, type Resolution, cleanResolution, cleanSupersedes, differences, isCurrent, proposals } from "./lifecycle";
+import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
+import { type Entry, type History, MAX_NOTE, type Op } from "./history";
+import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
+import { type Differs, PROPOSE, PROPOSING, type Resolution, cleanResolution, cleanSupersedes, differences, isCurrent, proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
+import { cleanIds, cleanReview, isDefault, reviewedBy } from "./reviewing";
 import { fusionParam } from "./searching";
 import { Part, type State } from "./state";
 import { textKey } from "./text";
@@ -31,8 +33,19 @@ const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, a
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const RESTORED = "from a backup: stored as it was, without the duplicate check";
 
-/** How `addMany` stores (its defaults: an add, deduplicated). */
-type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; check?: () => void };
+/** How `addMany` stores (its defaults: an add, deduplicated, kept). */
+type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void };
+
+/** What `addMany` answers for each fact: its status and body (as POST /facts answers). */
+type Added = { status: number; body: { id: number; created: boolean; fact: Fact; [more: string]: unknown } };
+
+/** A dry run's end (writing.py `RolledBack`): thrown out of the write's transaction, which rolls
+ * it back, before anything in memory changes; it carries the answers the batch would have had. */
+class RolledBack extends Error {
+  constructor(readonly results: Added[]) {
+    super("a dry run: rolled back");
+  }
+}
 
 /** A created fact's proposal: a current fact it may replace (lifecycle.ts `proposals`). */
 type Proposal = { id: number; fact: Fact; score: number; differs: Differs };
@@ -49,10 +62,18 @@ const changedFields = (f: object): Record<string, unknown> =>
   Object.fromEntries(CHANGED_FIELDS.map((k) => [k, (f as Record<string, unknown>)[k] ?? null]));
 const later = (a: string, b: string) => (a > b ? a : b);
 
-/** Equal as Python compares two dicts decoded from JSON: the same keys and values, in any order. */
-function sameJson(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => k in b && JSON.stringify(a[k]) === JSON.stringify(b[k]));
+/** Equal as Python compares two values decoded from JSON: the same keys and values, in any order,
+ * all the way down (the settings' `review` is an object). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (a !== null && b !== null && typeof a === "object" && typeof b === "object") {
+    const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
+    const keys = Object.keys(x);
+    return keys.length === Object.keys(y).length && keys.every((k) => k in y && sameJson(x[k], y[k]));
+  }
+  return a === b;
 }
 
 export class Writer extends Part {
@@ -207,23 +228,33 @@ export class Writer extends Part {
     return Response.json(r.body, { status: r.status });
   }
 
-  async addBatch(data: Record<string, unknown>, client = "") {
+  /** POST /facts/batch (service.py `add_facts`). `client`: read once the body is checked, as there. */
+  async addBatch(data: Record<string, unknown>, client: () => string = () => "") {
     const facts = data.facts;
     if (!Array.isArray(facts) || facts.some((f) => typeof f !== "object" || f === null || Array.isArray(f))) {
       throw invalid("facts must be a list of objects");
     }
     if (facts.length > MAX_BATCH) throw tooLarge(`a batch holds at most ${MAX_BATCH} facts`);
-    const restore = strictBool(data.restore, "restore");  // each as given: a backup into an empty memory
-    return { results: (await this.addMany(facts, client, restore ? { note: RESTORED, restore } : {})).map((r) => r.body) };
+    const restore = boolParam(data.restore, "restore", false);  // each as given: a backup into an empty memory
+    const dryRun = boolParam(data.dry_run, "dry_run", false);  // every check and answer, then rolled back
+    const note = "note" in data ? data.note : "";  // each stored fact's history entry's (an import names its file)
+    if (typeof note !== "string" || chars(note) > MAX_NOTE) throw invalid(`note must be text of at most ${MAX_NOTE} characters`);
+    wellFormed(note, "note");
+    const who = client();
+    if (!facts.length) return { results: [] };
+    const how: AddHow = { note: note || (restore ? RESTORED : ""), restore, dryRun };
+    return { results: (await this.addMany(facts, who, how)).map((r) => r.body) };
   }
 
   /** Store facts with dedup on write: each fact all or nothing, the batch one transaction; each
    * stored fact is one history entry (`op` add, or restore for an undone delete), which holds the
    * facts it replaced (`supersedes`) as they were. `restore`: no dedup at all (what was there,
-   * force-stored near duplicates and all) and no proposals, `superseded_by` kept; an id in use is
-   * still a 409. `check`: what must still hold, run again inside the transaction (an undo's). */
-  private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}) {
-    const { op = "add", note = "", undoes = null, restore = false, check } = how;
+   * force-stored near duplicates and all) and no proposals, `superseded_by` and `reviewed_at` kept;
+   * an id in use is still a 409. `dryRun`: every check and every answer as if stored, then the
+   * transaction rolled back (no history entry, proposal or word kept, the index untouched).
+   * `check`: what must still hold, run again inside the transaction (an undo's). */
+  private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}): Promise<Added[]> {
+    const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check } = how;
     const clean = items.map((i) => {
       const c = {
         text: cleanText(i.text),
@@ -236,6 +267,7 @@ export class Writer extends Part {
         valid_until: cleanTime(i.valid_until, "valid_until"),
         superseded_by: cleanIdNamed(i.superseded_by, "superseded_by"),  // kept only by a restore
         supersedes: cleanSupersedes(i.supersedes),
+        reviewed_at: cleanTime(i.reviewed_at, "reviewed_at"),  // kept only by a restore
       };
       validFrom(c.valid_until, c.created_at);
       if (restore) c.supersedes = [];  // stored as given: a backup's facts say what replaced what (superseded_by)
@@ -255,9 +287,9 @@ export class Writer extends Part {
     // in `pending`, and later facts of the batch dedup and pair against them from there.
     const pending: Pending[] = [];
     const stored: string[] = [];
-    return this.state.transact(() => {
+    const write = () => {
       check?.();
-      const out = clean.map((c, i) => {
+      const out = clean.map((c, i): Added => {
         const replaced = this.checkSupersedes(c.supersedes);  // as they are now: an earlier fact of the batch may have replaced one
         // One list of neighbours serves the dedup check, the pairs and the proposals.
         const near = this.near(vectors[i], c.type, pending, restore ? this.least : Math.min(this.least, PROPOSE));
@@ -278,34 +310,47 @@ export class Writer extends Part {
         }
         this.ensureRoom(pending.length + 1, [...stored, c.text]);  // 507 rolls back the whole batch
         const supersededBy = restore ? c.superseded_by : null;
+        const reviewedAt = restore ? c.reviewed_at : reviewedBy(client, c.source, this.state.review) ? created : null;
         const id = this.sql.exec<{ id: number }>(
-          "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by)"
-            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-          c.id, c.text, textKey(c.text), c.type, c.source, created, updated, c.valid_until, supersededBy,
+          "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
+            + " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+          c.id, c.text, textKey(c.text), c.type, c.source, created, updated, c.valid_until, supersededBy, reviewedAt,
         ).one().id;
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
         this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, vectors[i].length, blob(vectors[i]));
         storePairs(this.state, id, c.type, near);
         this.replace(replaced, id, created);
-        const conflicts = restore ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
+        const conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
         const fact: Fact = {
           id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated,
-          valid_until: c.valid_until, superseded_by: supersededBy,
+          valid_until: c.valid_until, superseded_by: supersededBy, reviewed_at: reviewedAt,
         };
         const forced = found && !dup ? `stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision` : note;
         const why = replaced.length ? `${forced ? `${forced}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}` : forced;
         this.history.record(client, op, id, replaced.length ? { replaced } : null, fact, why, undoes);
-        return { status: 201, body: { id, created: true, fact, conflicts } };
+        // Pending: kept unreviewed where only reviewed facts are recalled (recalled once reviewed).
+        const waits = reviewedAt === null && this.state.review.mode === "before" ? { pending: true } : {};
+        return { status: 201, body: { id, created: true, fact, conflicts, ...waits } };
       });
       this.addWords(stored, words);
       return out;
-    }, () => {
-      for (const p of pending) this.vectors.put(p.id, p.type, p.vector);  // all written: now the matrix
-      this.vocab.load();
-    });
+    };
+    try {
+      return this.state.transact(() => {
+        const out = write();
+        if (dryRun) throw new RolledBack(out);  // before `apply`: nothing in memory changes, and storage rolls back
+        return out;
+      }, () => {
+        for (const p of pending) this.vectors.put(p.id, p.type, p.vector);  // all written: now the matrix
+        this.vocab.load();
+      });
+    } catch (e) {
+      if (e instanceof RolledBack) return e.results;
+      throw e;
+    }
   }
 
   /** PATCH /facts/{id}: text, type, source and the validity (`superseded_by`, `valid_until`). */
@@ -348,12 +393,20 @@ export class Writer extends Part {
       }
     }
     const updated = stamp(new Date());
+    // A new text, type or source is reviewed only when the owner (or a trusted client) wrote it;
+    // a change of validity alone leaves the review as it is.
+    let reviewedAt = current.reviewed_at;
+    if (next.text !== current.text || next.type !== current.type || next.source !== current.source) {
+      reviewedAt = reviewedBy(client, next.source, this.state.review) ? updated : null;
+    }
     const edited: Fact = {
       id, ...next, created_at: current.created_at, updated_at: updated, valid_until: validUntil, superseded_by: supersededBy,
+      reviewed_at: reviewedAt,
     };
     const entry = this.state.transact(() => {
-      this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?, superseded_by = ? WHERE id = ?",
-        next.text, textKey(next.text), next.type, next.source, updated, validUntil, supersededBy, id);
+      this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?,"
+        + " superseded_by = ?, reviewed_at = ? WHERE id = ?",
+      next.text, textKey(next.text), next.type, next.source, updated, validUntil, supersededBy, reviewedAt, id);
       if (reembed) {
         this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
@@ -427,6 +480,8 @@ export class Writer extends Part {
             r.valid_until ?? null, r.superseded_by ?? null, r.id, entry.fact_id);
         }
       }).fact;
+    } else if (entry.op === "review") {
+      this.unreview(entry, client, note);
     } else if (entry.op === "resolve") {
       this.resolved(before as Resolved, client, note, entryId);
     } else {
@@ -438,9 +493,9 @@ export class Writer extends Part {
   /** 409 changed_since when the fact (or the settings, or a resolved pair) no longer holds what
    * `entry` left: the undo would silently overwrite a later write (writing.py `_unchanged_since`).
    * An add that replaced facts left each replaced by it. A delete's undo overwrites nothing (its id
-   * in use is id_taken). */
+   * in use is id_taken), nor does a review's. */
   private unchangedSince(entry: Entry): void {
-    if (entry.op === "delete") return;
+    if (entry.op === "delete" || entry.op === "review") return;  // (a review's undo leaves facts reviewed again since as they are)
     const newest = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ m: number | null }>(sql, ...args).one().m;
     const ofFact = (id: number) => newest("SELECT max(id) AS m FROM history WHERE fact_id = ? AND id > ?", id, entry.id);
     const changed = (what: string, now: Record<string, unknown>, newer: number | null) => {
@@ -471,6 +526,42 @@ export class Writer extends Part {
       if (f?.superseded_by !== entry.fact_id) [now[`fact ${r.id}`], left[`fact ${r.id}`]] = [f ?? null, `replaced by ${entry.fact_id}`];
     }
     if (!sameJson(now, left)) throw changed(`fact ${entry.fact_id}`, now, ofFact(entry.fact_id!));
+  }
+
+  // -- the owner's review (reviewing.ts) ------------------------------------------------
+
+  /** POST /facts/review: the owner reviewed these facts (writing.py `review`): each not yet
+   * reviewed is, now, in one write and one history entry. The ids it reviewed, and the entry
+   * (null when none was). */
+  review(value: unknown, client = "", note = ""): { reviewed: number[]; entry: number | null } {
+    const ids = cleanIds(value);
+    return this.ctx.storage.transactionSync(() => {
+      // One binding for up to 200 ids: the object binds at most 100 a statement.
+      const found = new Map(this.sql.exec<{ id: number; reviewed_at: string | null }>(
+        "SELECT id, reviewed_at FROM facts WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids),
+      ).toArray().map((r) => [r.id, r.reviewed_at]));
+      const unknown = ids.filter((id) => !found.has(id));
+      if (unknown.length) throw invalid(`ids name facts that do not exist: ${unknown.slice(0, 10).join(", ")}`);
+      const todo = ids.filter((id) => found.get(id) === null);
+      if (!todo.length) return { reviewed: [], entry: null };
+      const at = stamp(new Date());
+      this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE id IN (SELECT value FROM json_each(?))", at, JSON.stringify(todo));
+      const entry = this.history.record(client, "review", null, { ids: todo }, { ids: todo, reviewed_at: at }, note || `${todo.length} reviewed`);
+      return { reviewed: todo, entry };
+    });
+  }
+
+  /** The undo of a review entry (writing.py `unreview`): its facts that still hold what it left
+   * get what was before (a review's: unreviewed again; the undo of one: reviewed again, at the
+   * time they were). */
+  private unreview(entry: Entry, client: string, note: string): void {
+    const after = entry.after as { ids: number[]; reviewed_at: string | null };
+    const was = (entry.before?.reviewed_at ?? null) as string | null;
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN (SELECT value FROM json_each(?))",
+        was, after.reviewed_at, JSON.stringify(after.ids));
+      this.history.record(client, "review", null, entry.after, { ids: after.ids, reviewed_at: was }, note, entry.id);
+    });
   }
 
   // -- contradictions ------------------------------------------------------------------
@@ -521,12 +612,14 @@ export class Writer extends Part {
   }
 
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
-   * default (service.py `put_settings`). */
+   * default, the memory's own duplicate `threshold` and its `review` setting (service.py
+   * `put_settings`, store.py `set_settings`); what the body leaves out stays as it is. */
   putSettings(data: Record<string, unknown>, client = ""): void {
-    if (!("fusion" in data) && !("threshold" in data)) {
-      throw invalid("fusion or threshold is required: the recall settings, as recall's fusion takes them, and/or the memory's own duplicate threshold");
+    if (!("fusion" in data) && !("threshold" in data) && !("review" in data)) {
+      throw invalid("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
+        + "the memory's own duplicate threshold, and/or its review setting");
     }
-    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold").sort();
+    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold" && k !== "review").sort();
     // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
     const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
     if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
@@ -535,16 +628,18 @@ export class Writer extends Part {
     if (data.threshold === "") throw invalid("threshold must be a number");
     const own = !("threshold" in data) ? this.state.ownThreshold
       : data.threshold === null ? null : floatParam(data.threshold, "threshold", 0, this.state.floor, 1.0);
-    this.setSettings(own === null ? fusion : { ...fusion, threshold: own }, client);
+    const review = "review" in data ? cleanReview(data.review, this.state.review) : this.state.review;  // stored unless the default
+    this.setSettings({ ...fusion, ...(own === null ? {} : { threshold: own }), ...(isDefault(review) ? {} : { review }) }, client);
   }
 
-  /** The memory's own settings (the recall settings, and `threshold` when it has its own duplicate
-   * threshold), recorded with those before (writing.py `set_settings`); settings equal to those in
-   * use change nothing and record nothing. */
+  /** The memory's own settings (the recall settings, `threshold` when it has its own duplicate
+   * threshold and `review` when it is not the default), recorded with those before (writing.py
+   * `set_settings`); settings equal to those in use change nothing and record nothing, but an
+   * undo is always recorded (else the entry it undoes would stay not undone). */
   setSettings(fusion: Fusion | Record<string, unknown>, client = "", note = "", undoes: number | null = null): void {
     const changed = this.ctx.storage.transactionSync(() => {
       const before = this.state.settings() as Record<string, unknown>;
-      if (sameJson(fusion as Record<string, unknown>, before)) return false;  // already in use: nothing to record or undo
+      if (sameJson(fusion, before) && undoes === null) return false;  // already in use: nothing to record
       this.state.setMeta("settings", JSON.stringify(fusion));
       this.history.record(client, "settings", null, before, fusion, note, undoes);
       return true;

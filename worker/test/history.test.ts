@@ -117,7 +117,7 @@ describe("the history", () => {
       "?client=caf%C3%A9"]) {
       expect((await call(`${url}/history${bad}`)).status, bad).toBe(422);
     }
-    expect(await errorOf(await call(`${url}/history?op=nope`))).toMatchObject({ message: "op must be one of add, edit, delete, restore, settings, resolve" });
+    expect(await errorOf(await call(`${url}/history?op=nope`))).toMatchObject({ message: "op must be one of add, edit, delete, restore, settings, resolve, review" });
   });
 
   it("forgets every entry of a fact, and must be told which", async () => {
@@ -312,7 +312,8 @@ describe("the memory's own settings", () => {
     const cases: [unknown, string][] = [
       [{ fusion: { rerank: 99 } }, "fusion.rerank must be between 0 and 20"], [{ fusion: { nope: 1 } }, "unknown fusion settings: nope"],
       [{ fusion: { expand: "x" } }, "fusion.expand must be a number"], [{ fusion: {}, other: 1, extra: true }, "unknown settings: extra, other"],
-      [{}, "fusion or threshold is required: the recall settings, as recall's fusion takes them, and/or the memory's own duplicate threshold"],
+      [{}, "fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
+        + "the memory's own duplicate threshold, and/or its review setting"],
       [{ fusion: { depth: -1 } }, "fusion.depth must be between 1 and 1000"],
       [{ threshold: 0.7 }, "threshold must be between 0.8 and 1"], [{ threshold: "" }, "threshold must be a number"],
       [{ fusion: "seed" }, "fusion must be an object"],

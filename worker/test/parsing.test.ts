@@ -50,7 +50,7 @@ describe("cursors", () => {
   const orders = Object.keys(ORDERS) as Order[];
   it.each(orders)("gives out a cursor in order=%s that reads back in that order alone", (order) => {
     const fact: Fact = { id: 7, text: "x", type: "fact", source: "", created_at: "2024-03-05T10:00:00.000000Z", updated_at: "2024-03-06T10:00:00.000000Z",
-      valid_until: null, superseded_by: null };
+      valid_until: null, superseded_by: null, reviewed_at: null };
     const cursor = encodeCursor(fact, order);
     const key = { created_at: fact.created_at, updated_at: fact.updated_at, id: "" }[ORDERS[order][0]];
     expect(decodeCursor(cursor, order)).toEqual([key, 7]);

@@ -1,0 +1,75 @@
+// Whether the owner has looked at a fact (memories/reviewing.py, line for line): which writes count
+// as reviewed, and the memory's `review` setting (docs/memory-api.md, "Review"). The write path
+// (writing.ts) asks `reviewedBy`; recall asks for the pending facts through lifecycle.ts `hidden`.
+
+import { MAX_CLIENT, cleanId } from "./facts";
+import { invalid } from "./http";
+
+export const DASHBOARD = "dashboard";  // the owner's own client: what it writes is reviewed
+export const MODES = ["after", "before"] as const;  // an unreviewed fact is recalled at once, or only once reviewed
+export type Mode = (typeof MODES)[number];
+export interface ReviewSetting { mode: Mode; trusted: string[] }
+export const MAX_TRUSTED = 50;
+export const MAX_REVIEW = 200;  // ids a POST /facts/review takes
+
+/** The default setting, a fresh copy each time (no caller shares its `trusted`). */
+export const defaultReview = (): ReviewSetting => ({ mode: "after", trusted: [] });
+
+/** Whether `review` is the default (reviewing.py `DEFAULT`): then it is not stored. */
+export const isDefault = (review: ReviewSetting): boolean => review.mode === "after" && review.trusted.length === 0;
+
+/** `client` is `name`, or `name` and a version after a space (the MCP server's "name version"). */
+export function named(client: string, name: string): boolean {
+  return client === name || client.startsWith(`${name} `);
+}
+
+/** Whether a write by `client` with `source` counts as the owner's review. */
+export function reviewedBy(client: string, source: string, review: ReviewSetting): boolean {
+  if (named(client, DASHBOARD)) return true;
+  const trusted = review.trusted ?? [];
+  return (client !== "" && trusted.some((t) => named(client, t))) || trusted.includes(source);
+}
+
+const PRINTABLE = /^[ -~]*$/;
+
+/** PUT /settings's `review` over the setting `before`: `mode` and/or `trusted`. */
+export function cleanReview(value: unknown, before: ReviewSetting): ReviewSetting {
+  const isObject = typeof value === "object" && value !== null && !Array.isArray(value);
+  const keys = isObject ? Object.keys(value) : [];
+  if (!isObject || !keys.length || keys.some((k) => k !== "mode" && k !== "trusted")) {
+    throw invalid('review must be an object with "mode" and/or "trusted"');
+  }
+  const v = value as Record<string, unknown>;
+  const out: ReviewSetting = { mode: before.mode, trusted: [...before.trusted] };
+  if ("mode" in v) {
+    if (!MODES.includes(v.mode as Mode)) throw invalid(`review.mode must be one of ${MODES.join(", ")}`);
+    out.mode = v.mode as Mode;
+  }
+  if ("trusted" in v) {
+    const trusted = v.trusted;
+    if (!Array.isArray(trusted) || trusted.length > MAX_TRUSTED) {
+      throw invalid(`review.trusted must be a list of up to ${MAX_TRUSTED} client names or sources`);
+    }
+    for (const t of trusted) {
+      if (!(typeof t === "string" && 1 <= t.length && t.length <= MAX_CLIENT && PRINTABLE.test(t))) {
+        throw invalid(`review.trusted: each entry is a client name or a source of 1 to ${MAX_CLIENT} printable ASCII characters`);
+      }
+    }
+    out.trusted = [...new Set(trusted as string[])];
+  }
+  return out;
+}
+
+/** POST /facts/review's `ids`: 1 to MAX_REVIEW fact ids, each once, in the order given. */
+export function cleanIds(value: unknown): number[] {
+  const refused = () => invalid(`ids must be a list of 1 to ${MAX_REVIEW} fact ids`);
+  if (!Array.isArray(value) || !(1 <= value.length && value.length <= MAX_REVIEW)) throw refused();
+  let ids: (number | null)[];
+  try {
+    ids = value.map((v) => cleanId(v));
+  } catch {
+    throw refused();
+  }
+  if (ids.some((id) => id === null)) throw refused();  // (null is no id here)
+  return [...new Set(ids as number[])];
+}
