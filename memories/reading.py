@@ -11,7 +11,7 @@ import logging
 import sqlite3
 from collections.abc import Iterable
 
-from .facts import (FACT_COLUMNS, MAX_FILTER, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
+from .facts import (FACT_COLUMNS, MAX_FILTER, MAX_SOURCE, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
                     encode_cursor, valid_unicode)
 from .history import client_matches
 from .lifecycle import clean_as_of, clean_status, status_filter
@@ -98,6 +98,8 @@ class Reader:
             where.append(f"id IN (SELECT fact_id FROM history WHERE op IN ('add', 'restore') AND {sql})")
             args.extend(client_args)
         if source_prefix:
+            if len(source_prefix) > MAX_SOURCE:
+                raise InvalidInput(f"source_prefix is longer than {MAX_SOURCE} characters, the longest a source can be")
             where.append("substr(source, 1, ?) = ?")
             args += [len(source_prefix), valid_unicode(source_prefix, "source_prefix")]
         if reviewed is not None:

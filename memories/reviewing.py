@@ -53,6 +53,8 @@ def clean_ids(value: object) -> list[int]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_REVIEW:
         raise InvalidInput(f"ids must be a list of 1 to {MAX_REVIEW} fact ids")
     try:
+        if any(v is None for v in value):
+            raise InvalidInput("null")
         return list(dict.fromkeys(clean_id(v) for v in value))  # type: ignore[misc]
     except InvalidInput:
         raise InvalidInput(f"ids must be a list of 1 to {MAX_REVIEW} fact ids") from None

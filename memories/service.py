@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
 from .embeddings import Embedder
-from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge
+from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge, valid_unicode
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
 from .history import MAX_NOTE
@@ -156,6 +156,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
         note = data.get("note", "")
         if not isinstance(note, str) or len(note) > MAX_NOTE:
             raise InvalidInput(f"note must be text of at most {MAX_NOTE} characters")
+        valid_unicode(note, "note")
         client = client_of(request)
         results = await run(memory.add_many, items, client, restore, dry_run, note) if items else []
         return JSONResponse({"results": [added(r) for r in results]})

@@ -65,7 +65,7 @@ def test_marking_reviewed_is_one_entry_and_its_undo_puts_them_back(api, review_a
     assert set(ids) <= unreviewed_ids(api)
 
 
-@pytest.mark.parametrize("body", [{"ids": []}, {"ids": list(range(1, 202))}, {"ids": "1,2"}, {"ids": [0]}, {}])
+@pytest.mark.parametrize("body", [{"ids": []}, {"ids": list(range(1, 202))}, {"ids": "1,2"}, {"ids": [0]}, {"ids": [None]}, {}])
 def test_bad_review_requests_are_a_422_naming_ids(api, body):
     assert "ids" in error_of(api.post("/facts/review", json=body), 422)["message"]
 
@@ -141,3 +141,14 @@ def test_a_restore_of_a_fact_from_before_the_review_is_reviewed(api):
     old = {k: v for k, v in fact.items() if k not in ("reviewed_at", "valid_until", "superseded_by")}  # a v3 backup's line
     assert api.post("/facts/batch", json={"facts": [old], "restore": True}).status_code == 200
     assert api.get(f"/facts/{fact['id']}").json()["reviewed_at"] == fact["created_at"]
+
+
+@pytest.mark.parametrize("params,field", [({"source_prefix": "x" * 201}, "source_prefix"), ({"reviewed": "maybe"}, "reviewed")])
+def test_bad_list_filters_are_a_422_naming_them(api, params, field):
+    assert field in error_of(api.get("/facts", params=params), 422)["message"]
+
+
+def test_a_batch_note_that_is_not_valid_unicode_is_a_422(api):
+    r = api.post("/facts/batch", content=b'{"facts": [{"text": "The owner likes kites."}], "note": "\\ud800"}',
+                 headers={"Content-Type": "application/json"})
+    assert "note" in error_of(r, 422)["message"]
