@@ -98,15 +98,14 @@ def main() -> None:
             print(line("recall, no filter -> current only (none replaced)", stale, current))
             stale_rank = rank_times(memory, queries, include_stale=True)
             print(line("ranking alone, no filter -> current only (none replaced)", stale_rank, rank_times(memory, queries)))
-            # 10% replaced, straight in the table (their replacements are other facts of the memory)
-            memory.db.execute("UPDATE facts SET valid_until = '2026-01-01T00:00:00.000000Z', superseded_by = id + 1 "
-                              "WHERE id % 10 = 0")
-            memory.db.commit()
+            # 10% replaced, each by the next fact, as a client replaces one (PATCH superseded_by)
+            for fid in range(10, size, 10):
+                memory.edit(fid, superseded_by=fid + 1)
             replaced = recall_times(memory, queries)
             print(line("recall, no filter -> current only (10% replaced)", stale, replaced))
             print(line("ranking alone, no filter -> current only (10% replaced)", stale_rank, rank_times(memory, queries)))
-            memory.db.execute("UPDATE facts SET valid_until = NULL, superseded_by = NULL WHERE id % 10 = 0")
-            memory.db.commit()
+            for fid in range(10, size, 10):
+                memory.edit(fid, superseded_by=None)
             propose = writing.PROPOSE
             writing.PROPOSE = 2.0  # above any cosine: no proposals, and the near search at the floor as before
             try:

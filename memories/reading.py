@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from itertools import islice
 from collections.abc import Iterable
 
 from .facts import (FACT_COLUMNS, MAX_FILTER, MAX_SOURCE, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
@@ -141,21 +142,23 @@ class Reader:
 
     # -- what ranking reads (inside a read the caller holds) ---------------------------
 
-    def keyword(self, match: str, type: str | None, depth: int, hidden: tuple[str, list] | None = None) -> list[tuple[int, float]]:
+    def keyword(self, match: str, type: str | None, depth: int, hidden: tuple[int, ...] = ()) -> list[tuple[int, float]]:
         """Top `depth` by BM25 as (id, bm25), lower (better) first, leaving out the `hidden` ids
-        (lifecycle.hidden: SQL and its arguments) before the top is taken."""
+        before the top is taken: the best depth + len(hidden) hold depth others, if there are."""
         if not match:
             return []
-        leave, leave_args = (f" AND facts_fts.rowid NOT IN ({hidden[0]})", hidden[1]) if hidden else ("", [])
         if type:
             sql = ("SELECT facts_fts.rowid, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
-                   f" WHERE facts_fts MATCH ? AND facts.type = ?{leave} ORDER BY s, facts_fts.rowid LIMIT ?")
-            args: tuple = (match, type, *leave_args, depth)
+                   " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?")
+            args: tuple = (match, type, depth + len(hidden))
         else:
-            sql = f"SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ?{leave} ORDER BY s, rowid LIMIT ?"
-            args = (match, *leave_args, depth)
+            sql = "SELECT rowid, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ? ORDER BY s, rowid LIMIT ?"
+            args = (match, depth + len(hidden))
         try:
-            return self.state.db.execute(sql, args).fetchall()
+            if not hidden:
+                return self.state.db.execute(sql, args).fetchall()
+            leave = set(hidden)
+            return list(islice((r for r in self.state.db.execute(sql, args) if r[0] not in leave), depth))
         except sqlite3.OperationalError:
             # The builder quotes every term, so this should not happen; if it does (a damaged
             # index, say), the query still gets its vector results, and /stats says so.

@@ -43,6 +43,8 @@ class Rows:
         self.row: dict[int, int] = {}
         # The largest |mid|, step and err of any row it has held: a bound for all its rows at once.
         self.widest = np.zeros(PARAMS, dtype=np.float32)
+        self.moves = 0  # rows added or moved: what `rows_of`'s memo is good for
+        self._memo: tuple | None = None
 
     @classmethod
     def of(cls, dims: int, ids: np.ndarray, codes: list[np.ndarray], params: list[np.ndarray]) -> Rows:
@@ -61,10 +63,16 @@ class Rows:
     def fact_ids(self) -> np.ndarray:
         return self.ids[: self.n]
 
-    def rows_of(self, ids: list[int]) -> np.ndarray:
-        """The rows of those of `ids` these rows hold."""
+    def rows_of(self, ids) -> np.ndarray:
+        """The rows of those of `ids` these rows hold. The same `ids` object (a recall's stale facts,
+        kept between recalls) is looked up once while no row moves."""
+        memo = self._memo
+        if memo is not None and memo[0] is ids and memo[1] == self.moves:
+            return memo[2]
         row = self.row
-        return np.array([row[i] for i in ids if i in row], dtype=np.int64)
+        rows = np.array([row[i] for i in ids if i in row], dtype=np.int64)
+        self._memo = (ids, self.moves, rows)  # (holding `ids`: the identity stays its own)
+        return rows
 
     def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(first row, codes, params) of each block, its rows in use."""
@@ -88,6 +96,7 @@ class Rows:
             self.params[b][r : r + k] = params[done : done + k]
             done += k
         self.row.update(zip(ids.tolist(), range(self.n, n)))
+        self.moves += 1
         self.widest = np.maximum(self.widest, np.abs(params).max(axis=0, initial=0))
         self.n = n
 
@@ -105,6 +114,7 @@ class Rows:
         if i is None:
             return
         last = self.n - 1
+        self.moves += 1
         if i != last:
             (b, r), (lb, lr) = divmod(i, ROWS), divmod(last, ROWS)
             moved = int(self.ids[last])

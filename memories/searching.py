@@ -192,17 +192,17 @@ class Searcher:
         except Exception as e:
             return None, None, f"the embedding model failed ({e}): keyword-only recall"
 
-    def _hidden(self, as_of: str | None, include_stale: bool) -> tuple[tuple[str, list], list[int]] | None:
+    def _hidden(self, as_of: str | None, include_stale: bool) -> tuple[tuple[str, list], tuple[int, ...]] | None:
         """The facts recall leaves out (inside the read the caller holds): the SQL the keyword
         list excludes them by, and their ids for the vector search; None when none are."""
         if include_stale:
             return None
         sql, args = hidden_sql(as_of, pending=self.state.review["mode"] == "before")
-        ids = [r[0] for r in self.state.db.execute(sql, args)]
+        ids = self.state.stale() if as_of is None else tuple(r[0] for r in self.state.db.execute(sql, args))
         return ((sql, args), ids) if ids else None
 
     def _rank(self, query: str, qvec: np.ndarray | None, term_vectors: np.ndarray | None, type: str | None,
-              fusion: Fusion, mode: str = "hybrid", hidden: tuple[tuple[str, list], list[int]] | None = None) -> Ranking:
+              fusion: Fusion, mode: str = "hybrid", hidden: tuple[tuple[str, list], tuple[int, ...]] | None = None) -> Ranking:
         """Step 2, under the read the caller holds: plan, the two lists (without the `hidden`
         facts), the counts, fuse."""
         # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
@@ -210,7 +210,7 @@ class Searcher:
         words = [e["word"] for e in expansions]
         match = fusion.match(query, words) if mode != "vector" else ""
         # The two candidate lists.
-        kw = self.reader.keyword(match, type, fusion.depth, hidden and hidden[0]) if mode != "vector" else []
+        kw = self.reader.keyword(match, type, fusion.depth, hidden[1] if hidden else ()) if mode != "vector" else []
         vectors = self.state.vectors
         vec = (vectors.search(qvec, type, fusion.depth, hidden=hidden[1] if hidden else ())
                if mode != "keyword" and qvec is not None and len(vectors) else [])

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import snapshot
 from .embeddings import Embedder
-from .facts import MemoryFull, StoreError, Unavailable
+from .facts import MemoryFull, StoreError, Unavailable, now
 from .codes import encode
 from .migrations import migrate, transaction
 from .models import numbers_for
@@ -97,6 +97,7 @@ class State:
         self.threshold_setting = self.numbers.threshold if threshold is None else threshold
         self.own_threshold: float | None = None  # the memory's own (PUT /settings), which wins
         self.review: dict = {"mode": "after", "trusted": []}  # the memory's own (reviewing.py)
+        self._stale: tuple | None = None  # (history's last id, review mode, until, the ids): `stale`
         floor = self.numbers.floor if floor is None else floor
         self.floor = floor  # the file's, once read (sync); `floor_setting` is this process's
         self.floor_setting = floor
@@ -150,6 +151,22 @@ class State:
         own = {} if self.own_threshold is None else {"threshold": self.own_threshold}
         review = {} if self.review == {"mode": "after", "trusted": []} else {"review": dict(self.review)}
         return asdict(self.fusion) | own | review
+
+    def stale(self) -> tuple[int, ...]:
+        """The ids recall leaves out now (lifecycle.hidden: past their valid_until, and pending ones
+        when the review is "before"), inside a read the caller holds. Kept between recalls while no
+        write was recorded (the history's last id: every write records one, any process's) and no
+        valid_until has passed since: the same tuple, so the index looks its rows up once."""
+        from .lifecycle import hidden
+
+        at = now()
+        marker = (self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'history'").fetchone(), self.review["mode"])
+        if self._stale and self._stale[:2] == marker and at < self._stale[2]:
+            return self._stale[3]
+        ids = tuple(r[0] for r in self.db.execute(*hidden(None, self.review["mode"] == "before")))
+        until = self.db.execute("SELECT min(valid_until) FROM facts WHERE valid_until > ?", (at,)).fetchone()[0]
+        self._stale = (*marker, until or "9999", ids)
+        return ids
 
     def use_settings(self, stored: dict | None) -> None:
         """Recall and dedup with `stored` from now on (the fields this version knows; None: the shipped)."""

@@ -166,13 +166,14 @@ class VectorIndex:
         closer together than the codes' error, as in a crowd of near-copies). The `hidden` ids
         (facts no longer current) are left out before the top k is taken."""
         wanted = k + RESCORE
-        hidden = [*hidden, *([exclude] if exclude is not None else [])]
         scored = []  # (part, its scores on the codes, its best rows on them)
         for t in [type] if type else TYPES:
             part = self.parts[t]
             if part.n:
                 s = part.scores(query)
                 s[part.rows_of(hidden)] = -np.inf
+                if exclude in part.row:
+                    s[part.row[exclude]] = -np.inf
                 scored.append((part, s, np.argpartition(-s, min(wanted, part.n) - 1)[:wanted]))
         if not scored:
             return []
