@@ -3,13 +3,15 @@ without it, in one process on one memory, so the machine's noise is shared:
 
     .venv/bin/python benchmarks/lifecycle_cost.py [--sizes 10000,100000] [--queries 200] [--writes 200]
 
-- recall p50/p95 (engine, the query embedded; and the ranking alone, timing.rank_ms): `include_stale` (no filter: the v3 path) against the
-  default current-only filter with no fact replaced, then with 10% of the facts replaced;
-- write p50/p95 of one fact: without proposals (their search bound and rows left out) against
-  with them (the near search down to cosine 0.5, and the proposals' rows).
+- recall p50/p95 (engine, the query embedded; and the ranking alone, timing.rank_ms):
+  `include_stale` (no filter: the v3 path) against the default current-only filter, with no fact
+  replaced, then with 10% of the facts replaced;
+- write p50/p95 of one fact: without proposals (the bar raised out of reach) against with them
+  (its closest current facts down to cosine 0.5 rescored, and the proposals' rows).
 
 Synthetic facts (benchmarks/synthetic.py), the real model. Every fact written is deleted again
-before the next measure, so each measure sees the same memory.
+before the next, so each write sees the same memory; each query and each write is measured both
+ways in turn, so the load of other work on the machine weighs on both alike.
 """
 
 from __future__ import annotations
@@ -39,32 +41,46 @@ def pct(samples: list[float], p: float) -> float:
     return float(np.percentile(samples, p)) * 1000
 
 
-def recall_times(memory: Memory, queries: list[str], **kw) -> list[float]:
-    out = []
+def paired(queries: list[str], base, other) -> tuple[list[float], list[float]]:
+    """Each query timed both ways in turn (`base(q)`, then `other(q)`), so the machine's load,
+    shared with other work here, weighs on both alike."""
+    a, b = [], []
     for q in queries:
+        a.append(base(q))
+        b.append(other(q))
+    return a, b
+
+
+def recall_time(memory: Memory, **kw):
+    def timed(q: str) -> float:
         t = time.perf_counter()
         memory.recall(q, **kw)
-        out.append(time.perf_counter() - t)
-    return out
+        return time.perf_counter() - t
+    return timed
 
 
-def rank_times(memory: Memory, queries: list[str], **kw) -> list[float]:
+def rank_time(memory: Memory, **kw):
     """The ranking alone (timing.rank_ms: the lists, the filter, fusing, reading the rows), without
     the model: a filtered recall may rerank other facts, and the model's time would hide the filter's."""
-    return [memory.recall(q, debug=True, **kw)["timing"]["rank_ms"] / 1000 for q in queries]
+    return lambda q: memory.recall(q, debug=True, **kw)["timing"]["rank_ms"] / 1000
 
 
-def write_times(memory: Memory, texts: list[str]) -> list[float]:
-    out, ids = [], []
+def write_times(memory: Memory, texts: list[str]) -> tuple[list[float], list[float]]:
+    """Each text written without proposals, deleted, then with them, deleted: in turn."""
+    without, with_them = [], []
+    propose = writing.PROPOSE
     for text in texts:
-        t = time.perf_counter()
-        r = memory.add(text)
-        out.append(time.perf_counter() - t)
-        if r.created:
-            ids.append(r.fact.id)
-    for fid in ids:
-        memory.delete(fid)
-    return out
+        for out, bar in ((without, 2.0), (with_them, propose)):  # 2.0: above any cosine, no proposals
+            writing.PROPOSE = bar
+            try:
+                t = time.perf_counter()
+                r = memory.add(text)
+                out.append(time.perf_counter() - t)
+            finally:
+                writing.PROPOSE = propose
+            if r.created:
+                memory.delete(r.fact.id)
+    return without, with_them
 
 
 def line(label: str, base: list[float], other: list[float]) -> str:
@@ -93,27 +109,22 @@ def main() -> None:
             have = size
             memory.recall(queries[0])  # warm
             print(f"{size} facts:")
-            stale = recall_times(memory, queries, include_stale=True)
-            current = recall_times(memory, queries)
-            print(line("recall, no filter -> current only (none replaced)", stale, current))
-            stale_rank = rank_times(memory, queries, include_stale=True)
-            print(line("ranking alone, no filter -> current only (none replaced)", stale_rank, rank_times(memory, queries)))
+            print(line("recall, no filter -> current only (none replaced)",
+                       *paired(queries, recall_time(memory, include_stale=True), recall_time(memory))))
+            print(line("ranking alone, no filter -> current only (none replaced)",
+                       *paired(queries, rank_time(memory, include_stale=True), rank_time(memory))))
             # 10% replaced, each by the next fact, as a client replaces one (PATCH superseded_by)
-            for fid in range(10, size, 10):
-                memory.edit(fid, superseded_by=fid + 1)
-            replaced = recall_times(memory, queries)
-            print(line("recall, no filter -> current only (10% replaced)", stale, replaced))
-            print(line("ranking alone, no filter -> current only (10% replaced)", stale_rank, rank_times(memory, queries)))
-            for fid in range(10, size, 10):
-                memory.edit(fid, superseded_by=None)
-            propose = writing.PROPOSE
-            writing.PROPOSE = 2.0  # above any cosine: no proposals, and the near search at the floor as before
-            try:
-                without = write_times(memory, extra)
-            finally:
-                writing.PROPOSE = propose
-            with_them = write_times(memory, extra)
-            print(line("write, without proposals -> with them", without, with_them))
+            ids = [r[0] for r in memory.db.execute("SELECT id FROM facts ORDER BY id")]
+            pairs = list(zip(ids[9::10], ids[10::10]))  # (a fact, the next one, which replaces it)
+            for old, new in pairs:
+                memory.edit(old, superseded_by=new)
+            print(line("recall, no filter -> current only (10% replaced)",
+                       *paired(queries, recall_time(memory, include_stale=True), recall_time(memory))))
+            print(line("ranking alone, no filter -> current only (10% replaced)",
+                       *paired(queries, rank_time(memory, include_stale=True), rank_time(memory))))
+            for old, _ in pairs:
+                memory.edit(old, superseded_by=None)
+            print(line("write, without proposals -> with them", *write_times(memory, extra)))
         memory.close()
 
 
