@@ -12,10 +12,11 @@ each measure against the path without it, as benchmarks/lifecycle_cost.py measur
   without them. Without them is what lifecycle_cost.py measures by setting `writing.PROPOSE` above
   any cosine; the Worker's PROPOSE is a constant of its bundle (worker/src/lifecycle.ts), so this
   script runs a second wrangler from a copy of worker/ whose only change is that constant set to
-  2.0: its near search stops at the floor (or the threshold) as before v4, and it stores no
-  proposal. The second one serves a copy of the first one's storage, taken after the import with
-  both stopped, so the two write into the same memory; their writes are interleaved one by one,
-  and each fact written is deleted again on both before the next measure.
+  2.0: its near search stops at the floor (or the threshold) as before v4 (the band below it that
+  a write's proposals take, from PROPOSE up, is empty), and it stores no proposal. The second one
+  serves a copy of the first one's storage, taken after the import with both stopped, so the two
+  write into the same memory; their writes are interleaved one by one, and each fact written is
+  deleted again on both before the next measure.
 
 Synthetic facts (benchmarks/synthetic.py, seed 7) imported with `python -m memories import --url`
 (as worker_bench.py: after its first batch it deduplicates, and proposes, so a memory holds a few

@@ -2,7 +2,7 @@
 // keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
 // query matches, and a text's tokens as the FTS index sees them.
 
-import { FACT_COLUMNS, type Fact, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
+import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
@@ -74,6 +74,7 @@ export class Reader extends Part {
       args.push(...clientArgs);
     }
     if (sourcePrefix) {
+      if (chars(sourcePrefix) > MAX_SOURCE) throw invalid(`source_prefix is longer than ${MAX_SOURCE} characters, the longest a source can be`);
       where.push("substr(source, 1, ?) = ?");
       args.push(chars(sourcePrefix), wellFormed(sourcePrefix, "source_prefix"));
     }

@@ -14,7 +14,9 @@
 // - every row at or above a cosine (duplicates, pairs): each row whose code scores at or above
 //   it less that row's bound is rescored. The bound is exact, not measured: the code's error for
 //   a query q is the dot product of q with the rounding residual r, and |q·r| <= |q|·|r|
-//   (Cauchy-Schwarz), so no row at or above the cosine is ever missed.
+//   (Cauchy-Schwarz), so no row at or above the cosine is ever missed;
+// - with it, the k nearest of a band below that cosine (a write's proposals, down to 0.5): the
+//   best k + RESCORE_TOP of the band on the codes, then each row that could still reach the k-th.
 // The rows are held in blocks of BLOCK rows, so growing adds a block and never copies the codes;
 // `bytes` says what it holds, `bytesWith` what it would hold with more rows (state.ts checks the
 // memory's budget with it). Each block is also a row of SQLite (code_blocks.ts): the index
@@ -30,6 +32,8 @@ export const MAP_ENTRY_BYTES = 112;
 export const FACT_BITS = 4;
 /** Rows rescored past the k asked for (chosen by benchmarks/worker_capacity.py). */
 export const RESCORE = 300;
+/** Rows rescored past the k a write's proposals ask for (`near`'s `top`; vectors.py RESCORE_TOP). */
+export const RESCORE_TOP = 8;
 /** Per row: lo, step and err as float32. */
 const PARAMS = 3;
 /** Bytes a row holds besides its code and its map entry: id (8), type (1), lo, step, err (12). */
@@ -44,6 +48,10 @@ export type FactType = (typeof TYPES)[number];
 
 /** Exact vectors of the given ids, read from the table (an id it lacks is left out). */
 export type Reader = (ids: number[]) => Map<number, Float32Array>;
+
+/** `near`'s band below its cosine (vectors.py's `top` (lower, k, hidden)): the k closest rows from
+ * cosine `lower` up, the `hidden` ids left out. */
+export type Top = { lower: number; k: number; hidden: Iterable<number> };
 
 export class VectorIndex {
   dims: number;
@@ -270,10 +278,45 @@ export class VectorIndex {
   }
 
   /** Every row of the type at or above cosine `min`, as [id, exact cosine] in row order: each
-   * row whose code scores within its bound of `min` is rescored. */
-  near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null): [number, number][] {
-    const rows = this.reach(this.approx(q, type), norm(q), min).filter((i) => this.ids[i] !== exclude);
-    return this.exact(q, rows).filter(([, c]) => c >= min);
+   * row whose code scores within its bound of `min` is rescored.
+   *
+   * `top`: also the k closest rows from cosine `top.lower` up to `min`, leaving out the hidden
+   * ids, exactly (the best k + RESCORE_TOP on the codes rescored, then any row that could still
+   * reach the k-th): what a write's proposals need, without rescoring every row down to `lower`
+   * (vectors.py `near`'s `top`). */
+  near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null, top: Top | null = null): [number, number][] {
+    const s = this.approx(q, type), qn = norm(q);
+    const rows = this.reach(s, qn, min).filter((i) => this.ids[i] !== exclude);
+    const out = this.exact(q, rows).filter(([, c]) => c >= min);
+    return top && top.lower < min ? out.concat(this.closestBetween(q, s, qn, top, min)) : out;
+  }
+
+  /** `near`'s band: of the rows whose exact cosine may lie in [lower, min), the k best (at least)
+   * with their exact cosines, the hidden left out (vectors.py `_closest_between`). `s`, the code
+   * scores, is changed. */
+  private closestBetween(q: Float32Array, s: Float64Array, qn: number, top: Top, min: number): [number, number][] {
+    const { lower, k } = top;
+    this.leaveOut(s, top.hidden);
+    const band: number[] = [];
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === -Infinity) continue;
+      const e = this.bound(i, qn);
+      if (s[i] + e >= lower && s[i] - e < min) band.push(i);
+    }
+    // The best k + RESCORE_TOP on the codes (more on a tie at the last), then the rest.
+    let first = band, rest: number[] = [];
+    if (band.length > k + RESCORE_TOP) {
+      const cut = kth(Float64Array.from(band, (i) => s[i]), k + RESCORE_TOP);
+      [first, rest] = [band.filter((i) => s[i] >= cut), band.filter((i) => s[i] < cut)];
+    }
+    const inside = (c: number) => c >= lower && c < min;
+    let found = this.exact(q, first);
+    const cosines = found.map(([, c]) => c).filter(inside).sort((a, b) => b - a);
+    const kthCosine = cosines.length >= k ? cosines[k - 1] : lower;
+    // A row left out whose code could still reach the k-th is rescored too.
+    const more = rest.filter((i) => s[i] + this.bound(i, qn) >= kthCosine);
+    if (more.length) found = found.concat(this.exact(q, more));
+    return found.filter(([, c]) => inside(c));
   }
 
   /** The rows whose code score `s` (for a query of norm `qn`) is within its bound of `min`:

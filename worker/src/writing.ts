@@ -15,14 +15,15 @@ import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSING, type Resolution, cleanResolution, cleanSupersedes, differences, isCurrent, proposals } from "./lifecycle";
+import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Resolution, cleanResolution, cleanSupersedes, differences, hidden, isCurrent,
+  proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { cleanIds, cleanReview, isDefault, reviewedBy } from "./reviewing";
 import { fusionParam } from "./searching";
 import { Part, type State } from "./state";
 import { textKey } from "./text";
-import { type FactType, dot } from "./vectors";
+import { type FactType, type Top, dot } from "./vectors";
 
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 
@@ -138,9 +139,10 @@ export class Writer extends Part {
   }
 
   /** [id, exact cosine] of every same-type fact of the index and then of `pending` at or above
-   * `min` (the index finds them on its codes: vectors.ts). */
-  private near(vector: Float32Array, type: FactType, pending: Pending[], min: number): [number, number][] {
-    const out = this.vectors.near(vector, type, min);
+   * `min` (the index finds them on its codes: vectors.ts), and the index's closest few below it
+   * down to `top.lower` (vectors.ts `near`'s `top`). */
+  private near(vector: Float32Array, type: FactType, pending: Pending[], min: number, top: Top | null = null): [number, number][] {
+    const out = this.vectors.near(vector, type, min, null, top);
     for (const p of pending) {
       if (p.type !== type) continue;
       const s = dot(p.vector, vector);  // summed as the index's exact rows are
@@ -150,6 +152,12 @@ export class Writer extends Part {
   }
 
   // -- the lifecycle --------------------------------------------------------------------
+
+  /** The facts no longer current (inside the write): never proposed. */
+  private stale(): number[] {
+    const [sql, args] = hidden(null);
+    return this.sql.exec<{ id: number }>(sql, ...args).toArray().map((r) => r.id);
+  }
 
   /** 422 unless each of `ids` is a fact of this memory not replaced already (a `supersedes`). */
   private checkSupersedes(ids: number[]): Fact[] {
@@ -268,6 +276,7 @@ export class Writer extends Part {
         superseded_by: cleanIdNamed(i.superseded_by, "superseded_by"),  // kept only by a restore
         supersedes: cleanSupersedes(i.supersedes),
         reviewed_at: cleanTime(i.reviewed_at, "reviewed_at"),  // kept only by a restore
+        reviewedGiven: "reviewed_at" in i,  // the item names reviewed_at (null too); a restore of one that does not is reviewed
       };
       validFrom(c.valid_until, c.created_at);
       if (restore) c.supersedes = [];  // stored as given: a backup's facts say what replaced what (superseded_by)
@@ -287,12 +296,19 @@ export class Writer extends Part {
     // in `pending`, and later facts of the batch dedup and pair against them from there.
     const pending: Pending[] = [];
     const stored: string[] = [];
+    const ofType = new Map<FactType, number>();
+    for (const c of clean) ofType.set(c.type, (ofType.get(c.type) ?? 0) + 1);
     const write = () => {
       check?.();
       const out = clean.map((c, i): Added => {
         const replaced = this.checkSupersedes(c.supersedes);  // as they are now: an earlier fact of the batch may have replaced one
-        // One list of neighbours serves the dedup check, the pairs and the proposals.
-        const near = this.near(vectors[i], c.type, pending, restore ? this.least : Math.min(this.least, PROPOSE));
+        // One list of neighbours serves the dedup check, the pairs and the proposals. A fact's
+        // proposals need only its closest few down to PROPOSE (`top`), not every fact that far; in a
+        // batch of several of its type, each is scanned down to PROPOSE (writing.py's share one scan).
+        const proposing = !restore && PROPOSING.includes(c.type);
+        const top = proposing && ofType.get(c.type) === 1  // (+1: a near duplicate stored over)
+          ? { lower: PROPOSE, k: PROPOSE_MOST + c.supersedes.length + 1, hidden: [...this.stale(), ...c.supersedes] } : null;
+        const near = this.near(vectors[i], c.type, pending, proposing && !top ? Math.min(this.least, PROPOSE) : this.least, top);
         const found = restore ? null : this.findDuplicate(c.text, c.type, near, null, c.supersedes);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
@@ -310,7 +326,9 @@ export class Writer extends Part {
         }
         this.ensureRoom(pending.length + 1, [...stored, c.text]);  // 507 rolls back the whole batch
         const supersededBy = restore ? c.superseded_by : null;
-        const reviewedAt = restore ? c.reviewed_at : reviewedBy(client, c.source, this.state.review) ? created : null;
+        // A restore: as it was; a backup from before the review was there to be seen: reviewed.
+        const reviewedAt = restore ? (c.reviewedGiven ? c.reviewed_at : created)
+          : reviewedBy(client, c.source, this.state.review) ? created : null;
         const id = this.sql.exec<{ id: number }>(
           "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
             + " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -328,8 +346,11 @@ export class Writer extends Part {
           id, text: c.text, type: c.type, source: c.source, created_at: created, updated_at: updated,
           valid_until: c.valid_until, superseded_by: supersededBy, reviewed_at: reviewedAt,
         };
-        const forced = found && !dup ? `stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision` : note;
-        const why = replaced.length ? `${forced ? `${forced}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}` : forced;
+        let why = note;
+        if (found && !dup) {  // (an import's note, naming its file, stays first)
+          why = `${why ? `${why}; ` : ""}stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision`;
+        }
+        if (replaced.length) why = `${why ? `${why}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}`;
         this.history.record(client, op, id, replaced.length ? { replaced } : null, fact, why, undoes);
         // Pending: kept unreviewed where only reviewed facts are recalled (recalled once reviewed).
         const waits = reviewedAt === null && this.state.review.mode === "before" ? { pending: true } : {};

@@ -218,6 +218,65 @@ describe("the k nearest in a crowd", () => {
   });
 });
 
+// A write's proposals (`near`'s `top`): every row at or over `min` as before, and of those between
+// `lower` and `min` (the hidden left out) at least the exact k best, as brute force finds them,
+// with their exact cosines (tests/test_vector_codes.py
+// test_near_with_a_top_band_holds_every_row_over_least_and_the_exact_k_best_below).
+describe("near's top band", () => {
+  const N = 1500;
+  const spreads: [string, (base: Float32Array) => Float32Array][] = [
+    ["rows spread from cosine 0.2 to 0.95", (base) => near(base, 0.2 + 0.75 * rand())],
+    ["a crowd closer together than the codes' error", (base) => near(base, 0.94 + 0.02 * rand())],
+  ];
+  for (const dims of [384, 768]) {
+    for (const [kind, make] of spreads) {
+      it(`${kind}, ${dims} dims: every row over min and the exact k best below it`, () => {
+        const { index, table, put } = indexOf(dims);
+        const base = randomUnit(dims);
+        const ids = shuffled(N);
+        for (let r = 0; r < N; r++) put(ids[r], r % 5 ? "fact" : "skill", make(base));
+        const facts = [...table].filter(([id]) => index.types[index.row.get(id)!] === 0);
+        for (const q of [base, near(base, 0.97), near(base, 0.8), table.get(ids[7])!]) {
+          const ref = facts.map(([id, x]): [number, number] => [id, dot(x, q)]).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+          const hidden = new Set(Array.from({ length: 40 }, () => facts[Math.floor(rand() * facts.length)][0]));
+          const [lower, min] = [ref[59][1], ref[4][1]];
+          for (const k of [3, 5]) {
+            const found = new Map(index.near(q, "fact", min, null, { lower, k, hidden }));
+            for (const [id, c] of ref.filter(([, c]) => c >= min)) expect(found.get(id)).toBe(c);
+            const band = ref.filter(([id, c]) => c >= lower && c < min && !hidden.has(id)).slice(0, k);
+            expect(band.length).toBe(k);
+            for (const [id, c] of band) expect(found.get(id)).toBe(c);
+            expect([...found].filter(([id, c]) => c < min && hidden.has(id))).toEqual([]);
+            expect([...found].every(([id, c]) => c >= lower && table.has(id) && dot(table.get(id)!, q) === c)).toBe(true);
+          }
+        }
+      });
+    }
+  }
+
+  it("reads the band's best and what may still reach them, not every row down to lower", () => {
+    const dims = 384;
+    const { index, table, put, counter } = indexOf(dims);
+    const base = randomUnit(dims);
+    // As a memory's facts stand to a new one: most far (about cosine 0.25), a few close.
+    for (let id = 1; id <= 4000; id++) put(id, "fact", near(base, id <= 5 ? 0.8 + 0.03 * id : Math.min(0.95, Math.max(-0.9, 0.25 + 0.12 * gauss()))));
+    const reads = (run: () => unknown) => {
+      counter.reads = 0;
+      run();
+      return counter.reads;
+    };
+    const top = { lower: 0.5, k: 4, hidden: [] };
+    const band = reads(() => index.near(base, "fact", 0.9, null, top));
+    expect(reads(() => index.near(base, "fact", 0.5))).toBeGreaterThan(300);  // every row that far: what a write read before
+    expect(band).toBeLessThan(60);  // (35 here: the 5 over 0.9, the best 12 of the band, those that may reach its 4th)
+    const want = bruteForce(table, base, 30).filter(([, c]) => c >= 0.5);
+    const got = new Map(index.near(base, "fact", 0.9, null, top));
+    for (const [id, c] of want.slice(0, 4)) expect(got.get(id)).toBe(c);
+    // the band's lower at or over min: no band, as before
+    expect(index.near(base, "fact", 0.9, null, { lower: 2, k: 4, hidden: [] })).toEqual(index.near(base, "fact", 0.9));
+  });
+});
+
 describe("what the index holds", () => {
   it("counts its arrays' bytes exactly and the row map as a bound, and grows a block at a time", () => {
     const { index, put, remove } = indexOf(4, 4, 8);  // blocks of 8 rows, 2 bytes of code a row
