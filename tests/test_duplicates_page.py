@@ -116,12 +116,14 @@ def test_a_look_alike_pair_is_labelled_and_not_offered_to_merge(owner_client, mo
 
 
 def test_the_dashboard_imports_nothing_of_the_engine():
-    """It reaches a memory only through memories.client: every dashboard module imported, no
-    other module of the memories package is loaded."""
+    """It reaches a memory only through memories.client (and the importers' parsers, which import
+    nothing of the engine either): every dashboard module imported, no other module of the
+    memories package is loaded."""
     code = ("import os, sys, pkgutil, importlib, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'tests.settings'); "
             "django.setup(); import dashboard; "
             "[importlib.import_module(m.name) for m in pkgutil.walk_packages(dashboard.__path__, 'dashboard.')]; "
-            "print(sorted(m for m in sys.modules if m.startswith('memories.') and m != 'memories.client'))")
+            "print(sorted(m for m in sys.modules if m.startswith('memories.') and m != 'memories.client'"
+            " and m != 'memories.importers' and not m.startswith('memories.importers.')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..facts import text_key
+from .facts import text_key
 
 BATCH = 100  # what a POST /facts/batch takes
 
