@@ -42,6 +42,22 @@ def read_text(path: Path) -> str:
         raise Malformed(f"{path}:{line}: not UTF-8 text") from None
 
 
+def json_list(text: str, keys: tuple[str, ...], what: str) -> list:
+    """A JSON export's list of records: the document itself, or the list under the first of
+    `keys` an object holds; anything else is Malformed, saying `what` was expected."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
+    if isinstance(data, dict):
+        data = next((data[k] for k in keys if k in data), None)
+    if not isinstance(data, list):
+        raise Malformed(f"line 1: not {what}: a list, or {{\"{keys[0]}\": [...]}}")
+    return data
+
+
 def formats() -> dict:
     """Format name -> its reader, `read(text, mapping) -> Parsed`."""
     from . import letta, mem0, plain_list, table

@@ -5,21 +5,12 @@ passage has exactly one tag (a tag says what kind of memory it is)."""
 
 from __future__ import annotations
 
-import json
-
-from . import Malformed, Parsed
+from . import Parsed, json_list
 from .facts import candidate
 
 
 def read(text: str, mapping: dict) -> Parsed:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
-    if isinstance(data, dict):
-        data = data.get("passages", data.get("data"))
-    if not isinstance(data, list):
-        raise Malformed('line 1: not Letta\'s passages: a list, or {"passages": [...]}')
+    data = json_list(text, ("passages", "data"), "Letta's passages")
     parsed = Parsed(columns=["text", "created_at", "tags"])
     for i, p in enumerate(data, start=1):
         if not isinstance(p, dict):

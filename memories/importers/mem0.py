@@ -5,21 +5,12 @@ or its export gives them: each `{"id", "memory", "hash", "metadata", "created_at
 
 from __future__ import annotations
 
-import json
-
-from . import Malformed, Parsed
+from . import Parsed, json_list
 from .facts import candidate
 
 
 def read(text: str, mapping: dict) -> Parsed:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
-    if isinstance(data, dict):
-        data = data.get("results", data.get("memories"))
-    if not isinstance(data, list):
-        raise Malformed('line 1: not mem0\'s memories: a list, or {"results": [...]}')
+    data = json_list(text, ("results", "memories"), "mem0's memories")
     parsed = Parsed(columns=["memory", "created_at", "metadata"])
     for i, m in enumerate(data, start=1):
         if not isinstance(m, dict):
