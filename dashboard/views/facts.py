@@ -333,6 +333,21 @@ def fact_row(request: HttpRequest, fact_id: int) -> HttpResponse:
     return render(request, "facts/list.html#fact-row", {"fact": get_fact_or_404(request, fact_id)})
 
 
+def save_edit(client, fact_id: int, form: FactForm, note: str = "") -> tuple[Fact | None, Fact | None]:
+    """The form's edit sent to the memory: (the edited fact, None), or (None, the fact it would
+    duplicate, or None) with the memory's refusal put on the form."""
+    try:
+        return client.edit(fact_id, **form.cleaned_data, note=note), None
+    except Conflict as e:
+        form.add_error("text", e.message if e.existing is None else "duplicate")  # the template names it once, with a link
+        return None, e.existing
+    except BadRequest as e:
+        form.add_error("text", e.message)
+    except ServiceUnavailable as e:
+        form.add_error(None, f"The memory cannot re-embed this fact right now: {e.message}")
+    return None, None
+
+
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
@@ -341,16 +356,9 @@ def fact_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
     if request.method == "POST":
         form = FactForm(request.POST)
         if form.is_valid():
-            try:
-                fact = memory(request.memory).edit(fact_id, **form.cleaned_data)
-            except Conflict as e:
-                conflict = e.existing  # the template names it once, with a link
-                form.add_error("text", e.message if conflict is None else "duplicate")
-            except BadRequest as e:
-                form.add_error("text", e.message)
-            except ServiceUnavailable as e:
-                form.add_error(None, f"The memory cannot re-embed this fact right now: {e.message}")
-            else:
+            edited, conflict = save_edit(memory(request.memory), fact_id, form)
+            if edited is not None:
+                fact = edited
                 if request.htmx:
                     return with_strip(request, render(request, "facts/list.html#fact-row", {"fact": fact, "saved": True}))
                 messages.success(request, f"Saved fact #{fact.id}.")

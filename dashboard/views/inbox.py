@@ -20,14 +20,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memories.client import (BadRequest, Conflict, Fact, HistoryEntry, MemoryClient, NotFound, Proposal,
-                             ServiceUnavailable)
+from memories.client import (BadRequest, Conflict, Fact, HistoryEntry, MemoryClient, NotFound, Proposal)
 
 from .. import audit
 from ..forms import FactForm, parse_id
 from ..memory import counted_unreviewed, forget_status, memory, review_mode
 from ..problems import owner_mistake
 from ..strip import with_strip
+from .facts import save_edit
 
 PAGE_SIZE = 30  # facts a page: each costs a look-up in the history (who wrote it)
 CONFLICT_PAGES = 5  # pages of 100 open contradictions read for those the shown facts opened
@@ -449,16 +449,8 @@ def inbox_edit(request: HttpRequest, fact_id: int) -> HttpResponse:
     if request.method == "POST":
         form = FactForm(request.POST)
         if form.is_valid():
-            try:
-                edited = client.edit(fact_id, **form.cleaned_data, note="edited in the inbox")
-            except Conflict as e:
-                conflict = e.existing
-                form.add_error("text", e.message if conflict is None else "duplicate")
-            except BadRequest as e:
-                form.add_error("text", e.message)
-            except ServiceUnavailable as e:
-                form.add_error(None, f"The memory cannot re-embed this fact right now: {e.message}")
-            else:
+            edited, conflict = save_edit(client, fact_id, form, note="edited in the inbox")
+            if edited is not None:
                 edits, _ = client.history(fact_id=fact_id, op="edit", limit=1)
                 entries = [edits[0].id] if edits else []
                 if not edited.reviewed:
