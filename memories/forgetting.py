@@ -24,12 +24,18 @@ def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
         texts += forget_replaced(db, fact_id)
         db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
         recall_log.forget(fact_id)
-        unheld = [w for w in words_of(texts) if not held(db, w)]
-        if unheld:
-            db.executemany("DELETE FROM words WHERE word = ?", [(w,) for w in unheld])
-            if not state.full:  # a memory past its budget holds no word: none to read again
-                after.append(state.vocab.reload)
+        drop_unheld_words(state, texts, after)
     return removed
+
+
+def drop_unheld_words(state: State, texts: list[str], after: list) -> None:
+    """The words of `texts` that no fact holds, out of the vocabulary (inside the caller's write;
+    the vocabulary read again once it commits)."""
+    unheld = [w for w in words_of(texts) if not held(state.db, w)]
+    if unheld:
+        state.db.executemany("DELETE FROM words WHERE word = ?", [(w,) for w in unheld])
+        if not state.full:  # a memory past its budget holds no word: none to read again
+            after.append(state.vocab.reload)
 
 
 def forget_replaced(db, fact_id: int) -> list[str]:

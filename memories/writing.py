@@ -22,6 +22,7 @@ from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, Cha
 from .lifecycle import PROPOSE, PROPOSE_MOST, PROPOSING, differences, hidden, is_current, proposals
 from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
+from .forgetting import drop_unheld_words
 from .history import Entry, History
 from .reading import Reader
 from .state import State, to_blob
@@ -452,6 +453,8 @@ class Writer:
             db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
             db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
             db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
+            if fact.reviewed_at is None:  # a fact the owner never approved leaves no word of its own behind
+                drop_unheld_words(state, [fact.text], after)
             for r in replaced:  # the undo of an add that replaced facts: they are as they were, in this write
                 db.execute("UPDATE facts SET valid_until = ?, superseded_by = ? WHERE id = ? AND superseded_by = ?",
                            (r.get("valid_until"), r.get("superseded_by"), r["id"], fact_id))

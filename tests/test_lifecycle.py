@@ -92,3 +92,17 @@ def test_a_memory_from_before_the_lifecycle_migrates_with_every_fact_current(tmp
         assert m.conflicts() == ([], None, 0)
     finally:
         m.close()
+
+
+def test_deleting_a_fact_nobody_reviewed_leaves_none_of_its_words(memory):
+    """A wrong fact an agent wrote and the owner deleted from the inbox leaves no word of its own
+    in the vocabulary (words another fact holds stay); a reviewed fact's delete keeps them, for its undo."""
+    words = lambda: {r[0] for r in memory.db.execute("SELECT word FROM words")}  # noqa: E731
+    memory.add("The owner's cat is called Qwzlorp.", client="dashboard")
+    wrong = memory.add("Vexmantine qwzlorp secrets live here.", client="agent").fact
+    assert {"vexmantine", "qwzlorp", "secrets"} <= words()
+    memory.delete(wrong.id)
+    assert "vexmantine" not in words() and "secrets" not in words() and "qwzlorp" in words()
+    kept = memory.add("The owner's zarquon is blue.", client="dashboard").fact
+    memory.delete(kept.id)
+    assert "zarquon" in words()

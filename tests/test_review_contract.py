@@ -152,3 +152,4 @@ def test_a_batch_note_that_is_not_valid_unicode_is_a_422(api):
     r = api.post("/facts/batch", content=b'{"facts": [{"text": "The owner likes kites."}], "note": "\\ud800"}',
                  headers={"Content-Type": "application/json"})
     assert "note" in error_of(r, 422)["message"]
+

@@ -25,11 +25,19 @@ export function forget(state: State, recallLog: RecallLog, factId: number): numb
     texts.push(...forgetReplaced(state, factId));
     sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", factId, factId);
     recallLog.forget(factId);
-    unheld = [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !held(state, w));
-    for (const w of unheld) sql.exec("DELETE FROM words WHERE word = ?", w);
+    unheld = dropUnheldWords(state, texts);
     return n;
   }, () => { if (unheld.length && !state.full) state.vocab.reload(); });  // a full memory holds no word: none to read
   return removed;
+}
+
+/** The words of `texts` that no fact holds, out of the vocabulary (inside the caller's
+ * transaction; the caller reads the vocabulary again once it commits): forgetting.py
+ * `drop_unheld_words`. The words dropped. */
+export function dropUnheldWords(state: State, texts: string[]): string[] {
+  const unheld = [...new Set(texts.flatMap(vocabularyWords))].filter((w) => !held(state, w));
+  for (const w of unheld) state.sql.exec("DELETE FROM words WHERE word = ?", w);
+  return unheld;
 }
 
 type Replaced = { id?: unknown; text?: unknown };

@@ -13,6 +13,7 @@
 import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
+import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
 import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Resolution, cleanResolution, cleanSupersedes, differences, hidden, isCurrent,
@@ -453,16 +454,22 @@ export class Writer extends Part {
   delete(id: number, client = "", note = "", undoes: number | null = null, also?: () => void) {
     const fact = this.reader.get(id);
     const { model, dims } = this.embedder;
+    let dropped: string[] = [];
     this.state.transact(() => {
       this.history.record(client, "delete", id, fact, null, note, undoes);
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
       this.sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", id, id);
+      // A fact the owner never approved leaves no word of its own behind (writing.py `delete`).
+      if (fact.reviewed_at === null) dropped = dropUnheldWords(this.state, [fact.text]);
       also?.();
       return this.sql.exec("DELETE FROM vectors WHERE fact_id = ? RETURNING model, dims", id).toArray()
         .some((r) => r.model === model && r.dims === dims);
-    }, (counted) => this.state.forget(id, counted));
+    }, (counted) => {
+      this.state.forget(id, counted);
+      if (dropped.length && !this.state.full) this.state.vocab.reload();
+    });
     if (this.state.full) this.state.load();  // back under the budget: its vectors again
     return { deleted: id, fact };
   }

@@ -189,6 +189,8 @@ describe("the stored blocks", () => {
     const spy = () => runInDurableObject(stub(url), (memory: MemoryObject) => (memory as unknown as { spy: () => SqlStorageValue[][] }).spy());
     await fill(url, 200, 100);  // rows 200 to 299: the end of block 0 and the start of block 1, and as many words
     expect(await spy()).toEqual([["facts", 0], ["facts", 1], ["words", 0], ["words", 1]]);
+    // Approved first: a delete of a fact nobody reviewed also drops its own words (their blocks too).
+    await call(`${url}/facts/review`, "POST", { ids: [ids[5]] });
     await call(`${url}/facts/${ids[5]}`, "DELETE");  // the last row (block 1) into row 5 (block 0)
     expect(await spy()).toEqual([["facts", 0], ["facts", 1]]);
     await call(`${url}/facts/${ids[6]}`, "PATCH", { source: "chat" });

@@ -478,9 +478,10 @@ describe("forget for good", () => {
 
   it("removes the words only the forgotten fact held, from the table, the object and the stored blocks", async () => {
     const url = await base();
-    const secret = await add(url, "The bank PIN is quokkastaple42, said Wilhelmina.");
+    // The owner's own facts: a delete keeps a reviewed fact's words (for its undo); forget for good drops them.
+    const secret = await add(url, "The bank PIN is quokkastaple42, said Wilhelmina.", "dashboard");
     await add(url, "Wilhelmina banks on Rua Nova.");
-    await call(`${url}/facts/${secret.id}`, "PATCH", { text: "The bank PIN is quokkastaple42 or zebrafinch7." });
+    await call(`${url}/facts/${secret.id}`, "PATCH", { text: "The bank PIN is quokkastaple42 or zebrafinch7." }, "dashboard");
     await call(`${url}/facts/${secret.id}`, "DELETE");
     const before = await runInDurableObject(stub(url), wordsOf);
     expect(before.table).toEqual(expect.arrayContaining(["quokkastaple42", "zebrafinch7", "wilhelmina"]));
@@ -515,7 +516,7 @@ describe("forget for good", () => {
 
   it("counts the words of a fact's copies in other entries, and takes out its proposals", async () => {
     const url = await base();
-    const old = await add(url, "The vault phrase is zebrafinch7.");
+    const old = await add(url, "The vault phrase is zebrafinch7.", "dashboard");  // reviewed: its delete keeps its words
     const next = (await json<{ fact: Fact }>(call(`${url}/facts`, "POST", { text: "The vault phrase changed.", supersedes: [old.id] }))).fact;
     await call(`${url}/facts/${old.id}`, "DELETE");
     // As a memory is once `keep` and the trash have let the fact's own entries go: only its copy is left.

@@ -444,3 +444,21 @@ describe("an undo of settings", () => {
     expect((await json<Entry>(call(`${url}/history/${entry.id}`))).undone_by).toBe(body.entry.id);
   });
 });
+
+describe("deleting a fact nobody reviewed", () => {
+  it("leaves none of its own words in the vocabulary; a reviewed fact's delete keeps them (writing.py delete)", async () => {
+    const url = await base();
+    const words = () => runInDurableObject(stub(url), (_: MemoryObject, ctx: DurableObjectState) =>
+      new Set(ctx.storage.sql.exec<{ word: string }>("SELECT word FROM words").toArray().map((r) => r.word)));
+    await post(url, "The owner's cat is called Qwzlorp.", "dashboard");
+    const wrong = await post(url, "Vexmantine qwzlorp secrets live here.", "agent");
+    expect([...(await words())]).toEqual(expect.arrayContaining(["vexmantine", "qwzlorp", "secrets"]));
+    expect((await call(`${url}/facts/${wrong.id}`, "DELETE")).status).toBe(200);
+    const after = await words();
+    expect(after.has("vexmantine") || after.has("secrets")).toBe(false);
+    expect(after.has("qwzlorp")).toBe(true);
+    const kept = await post(url, "The owner's zarquon is blue.", "dashboard");
+    await call(`${url}/facts/${kept.id}`, "DELETE");
+    expect((await words()).has("zarquon")).toBe(true);
+  });
+});
