@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import UTC, datetime
 from urllib.parse import urlencode
@@ -15,9 +16,14 @@ from memories.client import BadRequest, NotFound, parse_time
 
 from ..forms import RecallForm
 from ..memory import memory
+from .contradictions import row as conflict_row
 from .recalls import then_and_now
 
 WORD = re.compile(r"\w")  # a letter or digit: what a keyword search could look for
+MARKED = re.compile("\x02(.*?)\x03")  # a matched token in a keyword hit's `highlighted`
+PARTS = ("kw", "vec", "rerank")
+EPSILON = 1e-9  # score differences below this are float noise, not a lead
+CONFLICT_PAGES = 5  # pages of 100 open contradictions read for the pairs among the shown facts
 
 
 def fusion_from_url(params) -> dict:
@@ -77,6 +83,7 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         if logged:
             context.update(logged)
         fused = [{"hit": h, "rank": i, **contributions(h, result.fusion)} for i, h in enumerate(result.results, start=1)]
+        context.update(conflicts_among(client, fused))
         context.update(result=result, fused=fused, query=q, pin=pin, fusion=result.fusion,
                        # an empty MATCH: no word at all ('"', '*', emoji), or only stop words
                        has_words=bool(WORD.search(q)))
@@ -90,6 +97,11 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
             else:
                 fused_ids = [h.fact.id for h in result.results]
                 context["pin_fused_rank"] = fused_ids.index(pin) + 1 if pin in fused_ids else None
+                context["outranked"] = outranked(fused, pin, context["explain"], result)
+                context["outranked_by"] = {r["by"] for r in context["outranked"]}
+                rank = context["explain"].get("fused_rank")
+                if not context["pin_fused_rank"] and rank:  # ranked below the limit: how many more between
+                    context["outranked_more"] = max(rank - 1 - len(fused), 0)
     return render(request, "recall.html", context, status=400 if form.is_bound and form.errors else 200)
 
 
@@ -130,3 +142,87 @@ def contributions(hit, fusion: dict) -> dict:
         "kw_part": fusion.get("kw_weight", 1.0) / (k + hit.kw_rank) if hit.kw_rank else 0.0,
         "vec_part": fusion.get("vec_weight", 1.0) / (k + hit.vec_rank) if hit.vec_rank else 0.0,
     }
+
+
+def outranked(fused: list[dict], pin: int, explain: dict, result) -> list[dict]:
+    """The shown facts recall put above the pinned one, each with how much more it scored in each
+    part and the part it gained most by: keyword, vector, rerank, or expansion (a keyword part
+    that came only from words the query was widened with)."""
+    ids = [r["hit"].fact.id for r in fused]
+    if pin in ids:
+        mine = fused[ids.index(pin)]
+        above, score = fused[: ids.index(pin)], mine["hit"].score
+        theirs = {p: mine.get(f"{p}_part", 0.0) for p in PARTS}
+    else:  # below the limit, or in neither list: every shown fact is above it
+        above, score = fused, explain.get("score") or 0.0
+        theirs = {p: explain.get(f"{p}_contribution") or 0.0 for p in PARTS}
+    terms = match_terms(result.match)
+    widened = [x["word"].lower() for x in result.expansions]
+    own = [t for t in terms if t not in widened]
+    matched = {r.fact.id: MARKED.findall(r.highlighted or "") for r in result.kw}
+    reranked = {f["id"] for f in (result.rerank or {}).get("facts", [])}
+    rows = []
+    for r in above:
+        fid = r["hit"].fact.id
+        ahead = {p: r.get(f"{p}_part", 0.0) - theirs[p] for p in PARTS}
+        words = [w for w in matched.get(fid, []) if w.lower() != "s"]  # a possessive's "s": no term the owner typed
+        through = [w for w in words if by_expansion(w.lower(), own, widened)]
+        total = r["hit"].score - score
+        gains = {p: d for p, d in ahead.items() if d > EPSILON}
+        if total > EPSILON and gains:
+            by = max(gains, key=gains.get)
+            if by == "kw" and through and len(through) == len(words):
+                by = "expansion"
+        else:  # no part is higher: the rerank reorders its top only and keeps it above the rest, or a tie
+            by = "order" if fid in reranked and pin not in reranked else "tie"
+        conflict = next((c for c in r.get("conflicts", []) if c["other"] == pin), None)
+        rows.append({**r, "ahead": ahead, "gained": set(gains), "total": total, "by": by, "through": through,
+                     "conflict": conflict})
+    return rows
+
+
+def match_terms(match: str | None) -> list[str]:
+    """The quoted terms (and phrases) of the recall's MATCH expression, lower-cased."""
+    return [t.strip('"').replace('""', '"').lower() for t in match.split(" OR ")] if match else []
+
+
+def by_expansion(word: str, own: list[str], widened: list[str]) -> bool:
+    """Whether a matched word matched a word the query was widened with rather than one of its own
+    terms: it shares a longer beginning with one (a Porter stem is a word's beginning, mostly:
+    "married" is "marri")."""
+    def shared(terms):
+        return max((len(os.path.commonprefix([word, t])) for t in terms), default=0)
+
+    return shared(widened) > shared(own)
+
+
+def conflicts_among(client, fused: list[dict]) -> dict:
+    """The open contradictions (GET /conflicts) between two of the shown facts: look-alikes the
+    memory itself proposed may replace one another, so recall may answer with the wrong one.
+    Each fused row gets its pairs; `conflicts` lists them for the page."""
+    shown = {r["hit"].fact.id: r for r in fused}
+    pairs, cursor, complete = [], None, True
+    try:
+        for _ in range(CONFLICT_PAGES):
+            found, cursor, _ = client.conflicts(limit=100, cursor=cursor)
+            pairs += [p for p in found if p.old.id in shown and p.new.id in shown]
+            if not cursor:
+                break
+        else:
+            complete = False
+    except NotFound:  # a memory of contract v3 keeps no queue
+        return {"conflicts": [], "conflicts_complete": True}
+    for r in fused:
+        r["conflicts"] = []
+    rows = []
+    for p in pairs:
+        old, new = shown[p.old.id], shown[p.new.id]
+        pair = {**conflict_row(p), "old_rank": old["rank"], "new_rank": new["rank"],
+                "gap": abs(old["hit"].score - new["hit"].score), "anchor": f"conflict-{p.old.id}-{p.new.id}"}
+        old["conflicts"].append({"other": p.new.id, "anchor": pair["anchor"]})
+        new["conflicts"].append({"other": p.old.id, "anchor": pair["anchor"]})
+        rows.append(pair)
+    rows.sort(key=lambda c: -c["p"].score)  # the closest look-alikes are the likeliest to be confused
+    for r in fused:
+        r["conflicts"].sort(key=lambda c: shown[c["other"]]["rank"])
+    return {"conflicts": rows, "conflicts_complete": complete}
