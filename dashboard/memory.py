@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 import threading
 import time
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memories.client import MemoryClient, MemoryServiceError, NotFound, TimedOut, Unreachable
+from memories.client import MemoryClient, MemoryServiceError, NotFound, StatusError, TimedOut, Unauthorized, Unreachable
 
 _lock = threading.Lock()
 _clients: dict[tuple, MemoryClient] = {}
@@ -33,6 +34,7 @@ _local = threading.local()  # this request's deadline (time.monotonic()), or Non
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's and the service's memory names
 _NAMED_URL = re.compile(r"(.*)/memories/([A-Za-z0-9][A-Za-z0-9_.-]{0,63})/?")
 _listed: dict = {}  # base URL -> (time, names GET /memories gave)
+_engines: dict = {}  # base URL -> "python" or "worker", as its /health last said
 
 
 def _base() -> tuple[str, str | None]:
@@ -40,6 +42,19 @@ def _base() -> tuple[str, str | None]:
     settings did)."""
     named = _NAMED_URL.fullmatch(settings.MEMORY_URL)
     return (named[1], named[2]) if named else (settings.MEMORY_URL.rstrip("/"), None)
+
+
+def service() -> str:
+    """The service's base URL: what the dashboard's own records are kept under (models.py)."""
+    return _base()[0]
+
+
+def service_kind() -> str:
+    """What the strip calls the service: as its /health last said (`engine`), else by its address."""
+    engine = _engines.get(service())
+    if engine == "worker" or (engine is None and (urlsplit(service()).hostname or "").endswith(".workers.dev")):
+        return "Cloudflare Worker"
+    return "local service" if engine == "python" else "memory service"
 
 
 def configured() -> list[str]:
@@ -72,6 +87,19 @@ def known() -> list[str]:
     # An evaluation set's own memory ("eval-...") is not one of the owner's: the switcher leaves it out.
     listed = [n for n in sorted(cached[1]) if not n.startswith("eval-")]
     return list(dict.fromkeys([*configured(), *created(), *listed]))
+
+
+def owner_memories() -> list[str]:
+    """The memories a setting found in an evaluation may be adopted into: the owner's, never an
+    evaluation set's own ("eval-..."), which only the evaluation uses."""
+    return [n for n in known() if not n.startswith("eval-")]
+
+
+def adopt_choices(here: str) -> dict:
+    """The select of an adopt form: the owner's memories, this page's one chosen when it is one of
+    them (else the first)."""
+    choices = owner_memories()
+    return {"targets": choices, "target": here if here in choices else (choices or [first()])[0]}
 
 
 def created() -> list[str]:
@@ -109,10 +137,12 @@ def _timeout() -> httpx.Timeout:
 
 def start_deadline(seconds: float) -> None:
     _local.deadline = time.monotonic() + seconds
+    _local.request = object()  # this request, for the status a failure in it found (mark_down)
 
 
 def clear_deadline() -> None:
     _local.deadline = None
+    _local.request = None
 
 
 def _remaining() -> float | None:
@@ -182,16 +212,22 @@ class DeadlineTransport(httpx.HTTPTransport):
 # -- the status strip -----------------------------------------------------------------------
 
 def status(name: str | None = None, fresh: bool = False) -> dict:
-    """What the banner shows of one memory: URL, reachable, fact count, model, orphans. Never raises."""
+    """What the banner shows of one memory: URL, reachable, fact count, model, orphans. Never raises.
+
+    A good answer is kept for STATUS_TTL; a failure only for the request that met it, so the
+    first page after the memory is back says so (its own calls just worked) rather than "not
+    reachable" for a few seconds more."""
     now = time.monotonic()
     key = client_key(name)
     cached = _status.get(key)
-    if cached and not fresh and now - cached["at"] < STATUS_TTL:
+    if cached and not fresh and now - cached["at"] < STATUS_TTL and (cached["reachable"] or cached.get("request") is _this_request()):
         return cached
     client = memory(name)
     result = {"url": client.base_url, "at": now, "reachable": False, "name": name or first()}
     try:
         health = client.health()
+        if health.engine:
+            _engines[service()] = health.engine
         stats = client.stats()
         orphans = stats.get("orphans") or {}
         result.update(
@@ -201,9 +237,33 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
         )
         result["unreviewed"] = unreviewed(client) if result["review_mode"] else None
     except MemoryServiceError as e:
-        result.update(error=str(e), problem=_problem(e))
+        result.update(error=str(e), problem=_problem(e), request=_this_request())
+    result["kind"] = service_kind()
     _status[key] = result
     return result
+
+
+def _this_request():
+    return getattr(_local, "request", None)
+
+
+SLOW_MODEL_MS = 1000  # a model call waiting longer than this is what a timed-out write waits for
+
+
+def model_waiting(name: str | None = None) -> int | None:
+    """Seconds the memory's model has been on its oldest call now, when over SLOW_MODEL_MS: then
+    the model is the slow part of a write that timed out. Asked with a short deadline of its own
+    (the page's has passed); None when nothing waits there or the memory cannot say."""
+    deadline, request = getattr(_local, "deadline", None), _this_request()
+    start_deadline(2.0)
+    try:
+        waiting = memory(name).health().embedding or {}
+        ms = int(waiting["waiting_ms"]) if waiting.get("calls") else 0
+    except (MemoryServiceError, KeyError, TypeError, ValueError):
+        return None
+    finally:
+        _local.deadline, _local.request = deadline, request
+    return max(1, round(ms / 1000)) if ms > SLOW_MODEL_MS else None
 
 
 def settings_status(client: MemoryClient) -> dict:
@@ -260,10 +320,20 @@ def counted_unreviewed(total: int, name: str | None = None) -> None:
         cached["unreviewed"] = total
 
 
+def says_down(error: MemoryServiceError) -> bool:
+    """Whether a failure says something of the memory's health: no answer, a broken one, the
+    wrong secret, a 5xx. A 4xx refuses what was sent (the owner's typo), not the memory."""
+    return not isinstance(error, StatusError) or isinstance(error, Unauthorized) or error.status >= 500
+
+
 def mark_down(error: MemoryServiceError, name: str | None = None) -> None:
-    """A call just failed: the strip says so without asking /health again in the same request."""
+    """A call just failed: the strip says so without asking /health again in the same request
+    (and only in it: status() asks again on the next)."""
+    if not says_down(error):
+        return
     _status[client_key(name)] = {"url": memory(name).base_url, "at": time.monotonic(), "reachable": False,
-                                 "error": str(error), "problem": _problem(error), "name": name or first()}
+                                 "error": str(error), "problem": _problem(error), "name": name or first(),
+                                 "request": _this_request(), "kind": service_kind()}
 
 
 def _problem(error: MemoryServiceError) -> str:
@@ -278,3 +348,4 @@ def _problem(error: MemoryServiceError) -> str:
 def forget_status() -> None:
     _status.clear()
     _listed.clear()
+    _engines.clear()

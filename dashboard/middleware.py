@@ -13,7 +13,7 @@ from django.utils.cache import add_never_cache_headers
 
 from memories.client import InvalidResponse, MemoryServiceError, StatusError, TimedOut, Unauthorized, Unreachable
 
-from .memory import clear_deadline, configured, first, known, mark_down, memory, start_deadline
+from .memory import clear_deadline, configured, model_waiting, first, known, mark_down, memory, start_deadline
 from .strip import with_strip
 
 log = logging.getLogger(__name__)
@@ -92,21 +92,26 @@ class MemoryErrorMiddleware:
             return None
         mark_down(exception, getattr(request, "memory", None))  # the page below shows the strip: no second wait on /health
 
+        context: dict = {}
         if isinstance(exception, TimedOut):
             problem, status = "timed_out", 504
+            if request.method == "POST":  # a write given up on may still land: say whether the model is what it waits for
+                context = {"write": True, "model_seconds": model_waiting(getattr(request, "memory", None))}
         elif isinstance(exception, Unreachable):
             problem, status = "unreachable", 503
         elif isinstance(exception, Unauthorized):
             problem, status = "unauthorized", 502
         elif isinstance(exception, InvalidResponse):
             problem, status = "invalid", 502
+        elif isinstance(exception, StatusError) and exception.status < 500:
+            problem, status = "refused", exception.status  # what was sent, not the memory: the strip stays as it is
         elif isinstance(exception, StatusError):
             problem, status = "error_status", 502
         else:
             problem, status = "unknown", 502
         # The message names the URL and the error, never the secret (the client never puts it there).
         log.warning("memory service problem on %s %s: %s", request.method, request.path, exception)
-        context = {"problem": problem, "url": memory(getattr(request, "memory", None)).base_url, "detail": str(exception)}
+        context.update(problem=problem, url=memory(getattr(request, "memory", None)).base_url, detail=str(exception))
         if request.htmx:
             return htmx_problem(request, "service_down.html#problem", context, status)
         return render(request, "service_down.html", context, status=status)

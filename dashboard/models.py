@@ -1,4 +1,29 @@
+"""The dashboard's own records. Each belongs to one memory of one memory service: `make run`
+and `make run-worker` share this database, and a memory called "default" on the local service is
+not the Worker's, so every row carries its service (the MEMORY_URL base it was made against) and
+`ServiceRows` hands out only the rows of the service this dashboard serves now."""
+
 from django.db import models
+
+
+def service_key() -> str:
+    """The memory service this dashboard serves: MEMORY_URL without a memory's /memories/NAME."""
+    from .memory import service
+
+    return service()
+
+
+def service_field():
+    return models.CharField(max_length=200, default=service_key, db_index=True, editable=False)
+
+
+class ServiceRows(models.Manager):
+    """Every query sees this service's rows only, so no view can forget the filter (and a row
+    created through it gets the service from the field's default)."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(service=service_key())
+
 
 # The memory (by name, as the service and the Worker name them) a row belongs to: ids are per
 # memory, so a fact id means nothing without it.
@@ -9,13 +34,15 @@ def memory_field():
 class DismissedPair(models.Model):
     """A near-duplicate pair the owner said is not a duplicate: never shown again."""
 
+    service = service_field()
+    objects = ServiceRows()
     memory = memory_field()
     low_id = models.BigIntegerField()
     high_id = models.BigIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["memory", "low_id", "high_id"], name="dismissed_pair_once")]
+        constraints = [models.UniqueConstraint(fields=["service", "memory", "low_id", "high_id"], name="dismissed_pair_once")]
 
     @classmethod
     def key(cls, a: int, b: int) -> tuple[int, int]:
@@ -34,6 +61,8 @@ class DismissedPair(models.Model):
 class EvalCase(models.Model):
     """A question and the fact(s) recall should find for it: one row of an evaluation set."""
 
+    service = service_field()
+    objects = ServiceRows()
     memory = memory_field()
     suite = models.CharField(max_length=100, default="mine", db_index=True)
     question = models.TextField()
@@ -43,7 +72,7 @@ class EvalCase(models.Model):
 
     class Meta:
         ordering = ["suite", "id"]
-        constraints = [models.UniqueConstraint(fields=["memory", "suite", "question"], name="eval_case_once_per_suite")]
+        constraints = [models.UniqueConstraint(fields=["service", "memory", "suite", "question"], name="eval_case_once_per_suite")]
 
     def __str__(self) -> str:
         return f"{self.suite}: {self.question}"
@@ -55,6 +84,8 @@ class AuditEntry(models.Model):
     A delete's `before` is the whole fact, so the trash can put it back (`undone_at` says it was).
     """
 
+    service = service_field()
+    objects = ServiceRows()
     # Before the memory kept its own history, every curation action was recorded here; now only
     # what is not a write to the memory is (a pair kept as two, a case kept from a recall).
     ACTIONS = ["add", "edit", "delete", "restore", "not_duplicate", "import", "eval_case"]
@@ -80,6 +111,8 @@ class EvalRun(models.Model):
     """One run of one set: its metrics per mode under the fusion settings the memory used, so the
     owner can see whether a change helped."""
 
+    service = service_field()
+    objects = ServiceRows()
     memory = memory_field()
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     suite = models.CharField(max_length=100, db_index=True)
@@ -110,11 +143,14 @@ class CreatedMemory(models.Model):
     """A memory the owner created from the dashboard, by name: a Worker cannot list its Durable
     Objects, so the dashboard remembers it for the switcher (a `serve --dir` service lists it too)."""
 
-    name = models.CharField(max_length=64, unique=True)
+    service = service_field()
+    objects = ServiceRows()
+    name = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["service", "name"], name="created_memory_once")]
 
     def __str__(self) -> str:
         return self.name
@@ -124,6 +160,8 @@ class Calibration(models.Model):
     """One calibration run of the memory's model (dashboard/calibration.py): the pairs' cosines
     and, as its steps are run, the evaluation sets' ranks at each expansion cut-off."""
 
+    service = service_field()
+    objects = ServiceRows()
     memory = memory_field()  # the owner's memory it was run for (its model: the same service's)
     model = models.CharField(max_length=200)
     at = models.DateTimeField(auto_now_add=True)

@@ -256,6 +256,8 @@ class Health:
     model: str | None
     dims: int
     mode: str
+    engine: str | None = None  # "python" (the local service) or "worker"; None from an older memory
+    embedding: dict | None = None  # {calls, waiting_ms}: the model's calls in flight now
 
 
 class MemoryClient:
@@ -333,7 +335,8 @@ class MemoryClient:
     def health(self) -> Health:
         body = self._request("GET", "/health", safe=True)
         return self._parse(lambda b: Health(bool(b["ok"]), int(b["facts"]), b.get("model"), int(b.get("dims", 0)),
-                                            b.get("mode", "hybrid")), body)
+                                            b.get("mode", "hybrid"), b.get("engine"),
+                                            b["embedding"] if isinstance(b.get("embedding"), dict) else None), body)
 
     def stats(self) -> dict:
         return self._request("GET", "/stats", safe=True)

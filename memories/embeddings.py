@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import itertools
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -136,6 +138,35 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 DEFAULT_EMBEDDER = "memories.embeddings:MiniLM"
 
 
+class Watched:
+    """An embedder that keeps its calls in flight, so /health can say how long the oldest has
+    waited: a client that gave up on a write can tell the model is the slow part (and that the
+    write lands when the model answers). The Worker's embedder.ts keeps the same."""
+
+    def __init__(self, embedder: Embedder):
+        self.inner = embedder
+        self._started: dict[int, float] = {}
+        self._next = itertools.count()
+
+    def __getattr__(self, name: str):
+        if name == "inner":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)  # model_id, dims and anything else the model has
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        call = next(self._next)
+        self._started[call] = time.monotonic()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            del self._started[call]
+
+    def waiting(self) -> dict:
+        """{calls: in flight now, waiting_ms: how long the oldest has waited}."""
+        started = list(self._started.values())
+        return {"calls": len(started), "waiting_ms": round((time.monotonic() - min(started)) * 1000) if started else 0}
+
+
 def load_embedder(spec: str | None = None) -> Embedder | None:
     """The configured embedder, or None (keyword-only recall) when it cannot load."""
     spec = spec or os.environ.get("MEMORY_EMBEDDER") or DEFAULT_EMBEDDER
@@ -144,7 +175,7 @@ def load_embedder(spec: str | None = None) -> Embedder | None:
         factory = getattr(importlib.import_module(module_name), attr)
         embedder = factory()
         embedder.embed(["warm-up"])  # fail now, not on the first write
-        return embedder
+        return Watched(embedder)
     except Exception as e:
         log.warning("embedding model %s unavailable, serving keyword-only recall: %s", spec, e)
         return None

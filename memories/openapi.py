@@ -254,6 +254,11 @@ def openapi_document() -> dict:
                     "ok": {"type": "boolean"}, "facts": {"type": "integer"}, "model": {"type": ["string", "null"]},
                     "dims": {"type": "integer"}, "mode": {"type": "string", "enum": ["hybrid", "keyword-only"]},
                     "memory_full": {"type": "boolean"}, "warning": {"type": "string"},
+                    "engine": {"type": "string", "enum": ["python", "worker"],
+                               "description": "which implementation answers: the local service or the Worker"},
+                    "embedding": {**obj({"calls": {"type": "integer"}, "waiting_ms": {"type": "integer"}}),
+                                  "description": "the embedding model's calls in flight now and how long the oldest has"
+                                                 " waited: a write waiting there lands when the model answers"},
                 }, required=["ok"])),  # without the secret, ok alone
             }},
             "/openapi.json": {"get": {

@@ -107,6 +107,9 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             "mode": "hybrid" if embedder and not full else "keyword-only",
             "memory_full": full is not None,
             **({"warning": full} if full else {}),
+            "engine": "python",
+            # The model's calls in flight (embeddings.Watched): a write the client gave up on may be waiting there.
+            "embedding": embedder.waiting() if hasattr(embedder, "waiting") else {"calls": 0, "waiting_ms": 0},
         })
 
     @route("/openapi.json", ["GET"])

@@ -174,12 +174,11 @@ def test_the_expansion_run_steps_through_the_sets_and_adopts_its_best_cut_off(ow
 def test_a_step_with_the_service_down_says_so_and_keeps_the_run(owner_client, mock_memory):
     from dashboard.models import Calibration
 
-    run = Calibration.objects.create(memory="default", model="m", pairs=[])
-
     def down(request):
         raise httpx.ConnectError("refused")
 
     mock_memory(down)
+    run = Calibration.objects.create(memory="default", model="m", pairs=[])  # after: a run belongs to its service
     response = owner_client.post(f"/calibrate/{run.id}/step")
     assert response.status_code == 503 and "memory service" in response.content.decode()
     run.refresh_from_db()

@@ -62,9 +62,10 @@ class AddingMemory(FakeMemory):
 # -- the owner's mistakes: 400/404, never "the memory service reported an error" ----------------
 
 @pytest.fixture
-def a_case():
+def a_case(settings):
     from dashboard.models import EvalCase
 
+    settings.MEMORY_URL = "http://memory.test"  # a case belongs to its service: the one mock_memory answers at
     return EvalCase.objects.create(suite="mine", question="Who is Priya?", expected_ids=[1])
 
 

@@ -16,9 +16,10 @@ from memories.client import BadRequest, NotFound
 
 from .. import calibration
 from ..evaluation import set_memory
-from ..memory import forget_status, memory
+from ..memory import adopt_choices, forget_status, memory, owner_memories
 from ..models import Calibration
 from ..problems import owner_mistake
+from .evaluate import in_memory
 
 ONE_MEMORY = ("The calibration runs in memories of its own (“{name}”), never in yours, and the service at this "
               "address serves only one (serve --db). Serve a folder of memories (serve --dir, as make run does) "
@@ -57,7 +58,7 @@ def calibrate(request: HttpRequest) -> HttpResponse:
                                    fusion=model["fusion"])
         return redirect("calibrate")
     run = Calibration.objects.filter(memory=request.memory, model=model["id"]).first()
-    context: dict = {"model": model, "run": run, **SHOWN, "share": round(calibration.GUARD_SHARE * 100),
+    context: dict = {"model": model, "run": run, **SHOWN, **adopt_choices(request.memory), "share": round(calibration.GUARD_SHARE * 100),
                      "recalls": calibration.recalls_total()}
     if run:
         pairs = pairs_of(run)
@@ -122,7 +123,7 @@ def calibrate_step(request: HttpRequest, run_id: int) -> HttpResponse:
             return owner_mistake(request, "This memory service holds one memory", ONE_MEMORY.format(name=set_memory(name)),
                                  back=reverse("calibrate"))
         run.save(update_fields=["loaded", "results"])
-    return render(request, "calibrate.html#expansion", {"run": run, **SHOWN, **expansion_context(run)})
+    return render(request, "calibrate.html#expansion", {"run": run, **SHOWN, **adopt_choices(request.memory), **expansion_context(run)})
 
 
 @require_POST
@@ -130,7 +131,11 @@ def calibrate_adopt(request: HttpRequest) -> HttpResponse:
     """Keep a recommended value as the memory's own: the duplicate threshold, or the expansion
     cut-off over its recall settings. The memory records it in its history, with an undo."""
     back = reverse("calibrate")
-    client = memory(request.memory)
+    name = request.POST.get("memory") or adopt_choices(request.memory)["target"]
+    if name not in owner_memories():  # an evaluation set's memory is the measurement's, never a place to keep its result
+        return owner_mistake(request, "Choose one of your memories", f"“{name}” is not one of your memories "
+                             f"({', '.join(owner_memories())}): choose one of them under “in memory”.", back=back)
+    client = memory(name)
     what = request.POST.get("what")
     try:
         value = float(request.POST.get("value", ""))
@@ -149,6 +154,6 @@ def calibrate_adopt(request: HttpRequest) -> HttpResponse:
     except BadRequest as e:
         return owner_mistake(request, "The memory refused that value", e.message, status=422, back=back)
     forget_status()
-    messages.success(request, f"Memory “{request.memory}” now uses {said}. The audit log has the change, where Undo "
+    messages.success(request, f"Memory “{name}” now uses {said}. Its audit log has the change, where Undo "
                               "puts the old value back.")
-    return redirect("calibrate")
+    return redirect(in_memory(request, name, reverse("calibrate")))

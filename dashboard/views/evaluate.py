@@ -19,7 +19,7 @@ from .. import audit
 from ..evaluation import (EVAL_PREFIX, SHIPPED, SetError, compare, facts_by_id, load_set, parse_set, read_set_file, run,
                           set_memory, shipped_names)
 from ..forms import parse_id
-from ..memory import NAME, first, forget_status, memory
+from ..memory import NAME, adopt_choices, first, forget_status, memory, owner_memories
 from ..models import EvalCase, EvalRun
 from ..problems import owner_mistake
 from .recalls import debug_url
@@ -153,7 +153,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
     a_text, b_text = request.GET.get("a", "seed"), request.GET.get("b", "default")
     cases = list(selected_cases(request))
     context: dict = {"a": a_text, "b": b_text, "rows": [], "chosen": request.GET.getlist("suite"),
-                     "sets": set_counts(request)}
+                     "sets": set_counts(request), **adopt_choices(request.memory)}
     error = None
     if request.GET.get("run") and cases:  # only reads the memories (no run is kept): a GET, so a comparison can be linked
         reports_a, error = by_suite(cases, a_text, request)
@@ -183,7 +183,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
 def settings_adopt(request: HttpRequest) -> HttpResponse:
     """"Make B this memory's default": the memory keeps B as its own recall settings (used by
     every recall that sends none, the agent's included), recorded in its history with an undo."""
-    name = request.POST.get("memory") or request.memory
+    name = request.POST.get("memory") or adopt_choices(request.memory)["target"]
     back = reverse("evaluation_compare")
     try:
         fusion = parse_fusion(request.POST.get("fusion", "")) or {"preset": "default"}
@@ -191,6 +191,11 @@ def settings_adopt(request: HttpRequest) -> HttpResponse:
         return owner_mistake(request, "Those settings cannot be kept", f"The settings are not valid: {e}.", back=back)
     if not NAME.fullmatch(name):
         return owner_mistake(request, "There is no such memory", "A memory name is 1 to 64 letters, digits, _ . -.", back=back)
+    # One of the owner's memories, or the evaluation memory this very page is about (the debugger
+    # opened in it); an evaluation set's memory is never chosen for the owner.
+    if name not in owner_memories() and name != request.memory:
+        return owner_mistake(request, "Choose one of your memories", f"“{name}” is not one of your memories "
+                             f"({', '.join(owner_memories())}): choose one of them under “in memory”.", back=back)
     try:
         memory(name).put_settings(fusion)
     except BadRequest as e:

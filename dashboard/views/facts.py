@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -13,12 +15,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memories.client import BadRequest, Conflict, Fact, MemoryClient, NotFound, Page, ServiceUnavailable
+from memories.client import BadRequest, Conflict, Fact, MemoryClient, NotFound, Page, ServiceUnavailable, TimedOut
 
 from .. import audit
 from ..forms import (DEFAULT_ORDER, DEFAULT_STATUS, MAX_ID, SORT_COLUMNS, STATUSES, FactFilter, FactForm, Validity,
                      end_of_day, parse_id)
-from ..memory import forget_status, memory
+from ..memory import forget_status, mark_down, memory, model_waiting
 from ..models import EvalCase
 from ..problems import owner_mistake
 from ..strip import with_count, with_strip
@@ -134,6 +136,8 @@ def fact_list(request: HttpRequest) -> HttpResponse:
     except BadRequest as e:
         # Only what the owner typed reaches the memory here: a mangled ?cursor= or filter.
         return no_such_page(request, e.message)
+    if not request.htmx:
+        landed(request)
     context = {**list_context(request, filters, page), "form": FactForm()}
     if request.GET.get("recalls") == "1":  # mark the facts no logged recall returned
         context["log"] = returned(memory(request.memory))
@@ -188,6 +192,8 @@ def fact_add(request: HttpRequest) -> HttpResponse:
             form.add_error("text", e.message)
         except ServiceUnavailable as e:
             form.add_error(None, f"The memory cannot store facts right now: {e.message}")
+        except TimedOut as e:
+            return slow_add(request, form, e)
     similar, proposals = [], []
     if result is not None:
         forget_status()
@@ -209,6 +215,53 @@ def fact_add(request: HttpRequest) -> HttpResponse:
                       status=200 if result is not None else 422)
     response = render(request, "facts/list.html#add-panel", context, status=200 if result is not None else 422)
     return with_strip(request, with_count(request, response) if result is not None and result.created else response)
+
+
+PENDING_FOR = 300  # seconds an add that timed out is looked for on the facts page before it counts as lost
+
+
+def slow_add(request: HttpRequest, form: FactForm, error: TimedOut) -> HttpResponse:
+    """The memory did not answer an add in time. It may still store it (a Worker waiting on its
+    model finishes the write when the model answers), so the owner is told so, the model named
+    when it is what the write waits for, and the next facts page says whether it landed."""
+    mark_down(error, request.memory)
+    seconds = model_waiting(request.memory)
+    why = (f"its embedding model has been working on one call for {seconds} s (Workers AI or the Worker's EMBEDDER_URL; "
+           "on the local service its MEMORY_EMBEDDER): check that the model runs. "
+           if seconds else "")
+    text = (f"The memory did not answer within {settings.MEMORY_TIMEOUT:g} s: {why}The fact may still be stored, once the "
+            "memory finishes the write. Reload the facts list in a moment: it says whether the fact landed. Adding it "
+            "again is safe (an exact repeat returns the stored fact).")
+    request.session[f"pending_add:{request.memory}"] = {**form.cleaned_data, "at": time.time()}
+    if not request.htmx:
+        messages.warning(request, text)
+        return redirect("facts")
+    form.add_error(None, text)
+    context = {"form": form, "result": None, "similar": [], "proposals": [], "place": "added"}
+    # 202: the memory may yet act on it (and a 5xx would not save the session that remembers it).
+    return with_strip(request, render(request, "facts/list.html#add-panel", context, status=202))
+
+
+def landed(request: HttpRequest) -> None:
+    """An add that timed out (slow_add): once the memory holds the fact, say so; past PENDING_FOR,
+    say it was not stored."""
+    pending = request.session.get(f"pending_add:{request.memory}")
+    if not pending:
+        return
+    text = pending["text"].strip().casefold()
+    found = [f for f in memory(request.memory).list_facts(q=pending["text"].strip(), type=pending["type"], limit=10).facts
+             if f.text.strip().casefold() == text]
+    short = pending["text"] if len(pending["text"]) <= 80 else pending["text"][:80] + "…"
+    if found:
+        messages.success(request, f"The fact that timed out landed after all: it is stored as fact #{found[0].id} "
+                                  f"(“{short}”).")
+    elif time.time() - pending["at"] > PENDING_FOR:
+        messages.warning(request, f"The fact that timed out (“{short}”) was not stored. Add it again.")
+    else:
+        messages.info(request, f"The fact that timed out (“{short}”) is not stored yet: the memory may still be "
+                               "working on it. Reload this page in a moment.")
+        return
+    del request.session[f"pending_add:{request.memory}"]
 
 
 @require_GET

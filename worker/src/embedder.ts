@@ -7,6 +7,41 @@ export interface Embedder {
   model: string;
   dims: number;
   embed(texts: string[]): Promise<Float32Array[]>;
+  waiting?(): Waiting;
+}
+
+/** The model's calls in flight now and how long the oldest has waited (GET /health's `embedding`). */
+export interface Waiting {
+  calls: number;
+  waiting_ms: number;
+}
+
+/** An embedder that keeps its calls in flight, so /health can say how long the oldest has
+ * waited: a client that gave up on a write can tell the model is the slow part (and that the
+ * write lands when the model answers). memories/embeddings.py's Watched keeps the same. */
+export class Watched implements Embedder {
+  private started = new Map<number, number>();
+  private next = 0;
+
+  constructor(private inner: Embedder) {}
+
+  get model(): string { return this.inner.model; }
+  get dims(): number { return this.inner.dims; }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    const call = this.next++;
+    this.started.set(call, Date.now());
+    try {
+      return await this.inner.embed(texts);
+    } finally {
+      this.started.delete(call);
+    }
+  }
+
+  waiting(): Waiting {
+    const started = [...this.started.values()];
+    return { calls: started.length, waiting_ms: started.length ? Date.now() - Math.min(...started) : 0 };
+  }
 }
 
 /** What the memory knows of a Workers AI embedding model (its page on developers.cloudflare.com).
@@ -73,11 +108,11 @@ export function makeEmbedder(env: Env): Embedder {
   const kind = env.EMBEDDER ?? "ai";
   if (kind === "http") {
     if (!env.EMBEDDER_URL) throw new Error("EMBEDDER=http needs EMBEDDER_URL");
-    return new HttpEmbedder(env.EMBEDDER_URL, env.MEMORY_SECRET, env.EMBED_MODEL, Number(env.EMBED_DIMS));
+    return new Watched(new HttpEmbedder(env.EMBEDDER_URL, env.MEMORY_SECRET, env.EMBED_MODEL, Number(env.EMBED_DIMS)));
   }
   const model = env.EMBED_MODEL || "@cf/baai/bge-base-en-v1.5";
   if (!model.startsWith("@cf/baai/bge-") || !(model in AI_MODELS)) throw new Error(`EMBED_MODEL ${model} is not a known @cf/baai/bge-* model`);
-  return new AiEmbedder(env.AI, model, AI_MODELS[model]);
+  return new Watched(new AiEmbedder(env.AI, model, AI_MODELS[model]));
 }
 
 /** The longest beginning of `text`, in whole code points, that is at most `limit` code points in

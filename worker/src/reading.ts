@@ -16,7 +16,9 @@ export class Reader extends Part {
   health() {
     const full = this.state.full;
     return { ok: true, facts: this.count(), model: this.embedder.model, dims: this.embedder.dims, mode: full ? "keyword-only" : "hybrid",
-      memory_full: full !== null, ...(full ? { warning: full } : {}) };
+      memory_full: full !== null, ...(full ? { warning: full } : {}), engine: "worker",
+      // The model's calls in flight (embedder.ts Watched): a write the client gave up on may be waiting there.
+      embedding: this.embedder.waiting?.() ?? { calls: 0, waiting_ms: 0 } };
   }
 
   count(): number {

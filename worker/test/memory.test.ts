@@ -57,7 +57,8 @@ describe("the Worker", () => {
     // With the secret the memory answers, with its count.
     const url = await base();
     await add(url, "Health counts this fact.");
-    expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid", memory_full: false });
+    expect(await (await call(`${url}/health`)).json()).toEqual({ ok: true, facts: 1, model: "fake-bow-16", dims: 16, mode: "hybrid", memory_full: false,
+      engine: "worker", embedding: { calls: 0, waiting_ms: 0 } });
     const woken = env.MEMORY.idFromName(new URL(url).pathname.split("/")[2]).toString();
     expect((await listDurableObjectIds(env.MEMORY)).map((id) => id.toString())).toContain(woken);  // the list sees what was made
   });
