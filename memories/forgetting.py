@@ -1,7 +1,9 @@
 """What "forget for good" removes (DELETE /history?fact_id=N), in one write: every history entry
-of the fact and its copy in the add entries of the facts that replaced it, its proposals, its text in the recall log (the rows keep its id, marked forgotten), and the words of
-its texts that no fact in the memory holds any more. A secret stored by mistake then leaves no
-copy in the file besides what SQLite has yet to overwrite (docs/security.md)."""
+of the fact and its copy in the add entries of the facts that replaced it, its proposals, its
+text in the recall log (the rows keep its id, marked forgotten), the words of its texts that no
+fact in the memory holds any more, and the texts recall keeps the vectors of (text_vectors.py).
+A secret stored by mistake then leaves no copy in the file or the process besides what SQLite
+has yet to overwrite (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
         db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
         recall_log.forget(fact_id)
         drop_unheld_words(state, texts, after)
+        after.append(state.text_vectors.clear)  # recall's kept texts may hold its words
     return removed
 
 

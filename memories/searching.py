@@ -185,8 +185,9 @@ class Searcher:
                 state.vocabulary_ready.wait()  # a memory from before it: its words first
             vectors = state.vocab.vectors(asked)
             lacking = [t for t in asked if t not in vectors]
-            # One model call: a text's vector does not depend on the others in its batch.
-            qvec, *fresh = state.embedder.embed([query, *lacking])
+            # One model call at most (none for a query asked before): a text's vector does not
+            # depend on the others in its batch.
+            qvec, *fresh = state.text_vectors.embed([query, *lacking], state.embedder.embed)
             vectors |= dict(zip(lacking, fresh))
             return qvec, np.array([vectors[t] for t in asked]) if asked else None, None
         except Exception as e:
@@ -241,7 +242,7 @@ class Searcher:
         # refuses an empty text, and there is nothing of it to compare. Its cosine is 0.
         sent = [t for t in plan.facts if TOKEN.search(t)]
         try:
-            qvec, *vectors = embedder.embed([plan.query, *sent])
+            qvec, *vectors = self.state.text_vectors.embed([plan.query, *sent], embedder.embed)
         except Exception:
             log.exception("reranking failed; the fused order stands")
             return fused, None
