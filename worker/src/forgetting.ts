@@ -1,7 +1,8 @@
 // What "forget for good" removes (DELETE /history?fact_id=N; memories/forgetting.py), in one
 // transaction: every history entry of the fact and its copy in the add entries of the facts that
 // replaced it, its proposals, its text in the recall log (the rows keep its id, marked forgotten),
-// and the words of its texts that no fact in the memory holds any more.
+// the words of its texts that no fact in the memory holds any more, and the texts recall keeps the
+// vectors of (text_vectors.ts).
 
 import { vocabularyWords } from "./recall";
 import type { RecallLog } from "./recall_log";
@@ -27,7 +28,10 @@ export function forget(state: State, recallLog: RecallLog, factId: number): numb
     recallLog.forget(factId);
     unheld = dropUnheldWords(state, texts);
     return n;
-  }, () => { if (unheld.length && !state.full) state.vocab.reload(); });  // a full memory holds no word: none to read
+  }, () => {
+    if (unheld.length && !state.full) state.vocab.reload();  // a full memory holds no word: none to read
+    state.textVectors.clear();  // recall's kept texts may hold its words
+  });
   return removed;
 }
 

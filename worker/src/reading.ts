@@ -7,9 +7,10 @@ import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
 import { casefold } from "./text";
-import { idf, information, quote } from "./recall";
+import { idf, information } from "./recall";
 import type { Expansion } from "./searching";
 import { Part } from "./state";
+import { factCount, having } from "./term_counts";
 import type { FactType } from "./vectors";
 
 export class Reader extends Part {
@@ -22,7 +23,7 @@ export class Reader extends Part {
   }
 
   count(): number {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts").one().n;
+    return factCount(this.sql);  // a row a type, not a row a fact (term_counts.ts)
   }
 
   get(id: number): Fact {
@@ -98,7 +99,9 @@ export class Reader extends Part {
       }
     }
     const sort = column === "id" ? `id ${direction}` : `${column} ${direction}, id ${direction}`;
-    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM facts WHERE ${filters}`, ...args).one().n;
+    // The whole memory or one type: the count the triggers keep; other filters count what they match.
+    const total = where.length === (type ? 1 : 0) ? factCount(this.sql, type ? cleanType(type) : null)
+      : this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM facts WHERE ${filters}`, ...args).one().n;
     const rows = this.sql.exec(
       `SELECT ${FACT_COLUMNS} FROM facts WHERE ${pageWhere} ORDER BY ${sort} LIMIT ?`, ...pageArgs, limit + 1,
     ).toArray();
@@ -116,8 +119,9 @@ export class Reader extends Part {
     return rows.length && rows[0].block ? varint(new Uint8Array(rows[0].block)) : 0;
   }
 
+  /** How many facts hold `term`: a row of FTS5's own counts, not a row a fact (term_counts.ts). */
   having(term: string): number {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts_fts WHERE facts_fts MATCH ?", quote(term)).one().n;
+    return having(this.sql, term);
   }
 
   /** The ids of `hidden` (lifecycle.ts: the facts recall leaves out), for the vector search. */

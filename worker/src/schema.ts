@@ -125,6 +125,17 @@ export const MIGRATIONS: string[] = [
   `ALTER TABLE facts ADD COLUMN reviewed_at TEXT;
    UPDATE facts SET reviewed_at = created_at;
    CREATE INDEX facts_unreviewed ON facts (created_at DESC, id DESC) WHERE reviewed_at IS NULL;`,
+  // 10: counts a recall and a page read in a row, whatever the memory's size (term_counts.ts).
+  // fts_rows is FTS5's own record of how many rows hold each term, kept by FTS5 in every write's
+  // transaction; fact_counts holds the facts of each type, kept by the triggers in the transaction
+  // of every insert, delete and change of type, whichever write path makes it. (Each trigger on
+  // one line: migrate splits a script at ";" and a newline.)
+  `CREATE VIRTUAL TABLE fts_rows USING fts5vocab(facts_fts, row);
+   CREATE TABLE fact_counts (type TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO fact_counts (type, n) SELECT t.column1, (SELECT count(*) FROM facts WHERE type = t.column1) FROM (VALUES ('fact'), ('skill'), ('log')) AS t;
+   CREATE TRIGGER fact_counted AFTER INSERT ON facts BEGIN UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;
+   CREATE TRIGGER fact_uncounted AFTER DELETE ON facts BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; END;
+   CREATE TRIGGER fact_recounted AFTER UPDATE OF type ON facts WHEN OLD.type IS NOT NEW.type BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

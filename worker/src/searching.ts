@@ -105,8 +105,9 @@ export class Searcher extends Part {
       if (asked.length) await this.background.vocabulary();  // a memory from before it: its words first
       const stored = this.vocab.vectors(asked);
       const lacking = asked.filter((t) => !stored.has(t));
-      // One model call: a text's vector does not depend on the others in its batch.
-      const [qvec, ...fresh] = await this.embedder.embed([query, ...lacking]);
+      // One model call at most (none for a query asked before): a text's vector does not depend
+      // on the others in its batch.
+      const [qvec, ...fresh] = await this.state.textVectors.embed([query, ...lacking], (t) => this.embedder.embed(t));
       lacking.forEach((t, i) => stored.set(t, fresh[i]));
       return [qvec, asked.length ? asked.map((t) => stored.get(t)!) : null, null];
     } catch (e) {
@@ -155,7 +156,8 @@ export class Searcher extends Part {
     const sent = plan.facts.filter(hasToken);
     let vectors: Float32Array[];
     try {
-      vectors = await this.embedder.embed([plan.query, ...sent]);  // one call, as the query's
+      // One call, as the query's, or none when recall holds every text (text_vectors.ts).
+      vectors = await this.state.textVectors.embed([plan.query, ...sent], (t) => this.embedder.embed(t));
     } catch (e) {
       console.error("reranking failed; the fused order stands", e);
       return [fused, null];

@@ -10,6 +10,7 @@ import { HttpError } from "./http";
 import { type Fusion } from "./recall";
 import { type ReviewSetting, defaultReview, isDefault } from "./reviewing";
 import { type Sources, processNumbers } from "./settings";
+import { TextVectors } from "./text_vectors";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";
 
@@ -26,6 +27,7 @@ export class State {
   vectors: VectorIndex;
   vocab: Vocabulary;
   embedder: Embedder;
+  textVectors = new TextVectors();  // the texts recall embeds, kept (text_vectors.ts)
   // The duplicate threshold, the review floor and the expansion cut-off (in `shipped`): the
   // model's (embedder.ts MODEL_NUMBERS) unless the environment or the memory's own settings say.
   numbers: ModelNumbers;
@@ -226,9 +228,10 @@ export class State {
       + "then import --url <the Worker>/memories/<another name>).";
   }
 
-  /** The bytes the vectors and words in memory take (exact for the arrays, a bound for the maps). */
-  memoryBytes(): { vectors: number; vocabulary: number } {
-    return { vectors: this.vectors.bytes(), vocabulary: this.vocab.bytes() };
+  /** The bytes the vectors, the words and recall's kept text vectors in memory take (exact for
+   * the arrays, a bound for the maps). */
+  memoryBytes(): { vectors: number; vocabulary: number; text_vectors: number } {
+    return { vectors: this.vectors.bytes(), vocabulary: this.vocab.bytes(), text_vectors: this.textVectors.bytes() };
   }
 
   /** About how many facts of this model fit in the budget: those held, and as many again as the
@@ -313,7 +316,7 @@ export class State {
       keyword_errors: this.keywordErrors,
     };
     const bytes = this.memoryBytes();
-    counts.memory_bytes = bytes.vectors + bytes.vocabulary;
+    counts.memory_bytes = bytes.vectors + bytes.vocabulary + bytes.text_vectors;
     counts.memory_parts = bytes;
     counts.memory_budget = this.budget;
     counts.capacity_facts = this.capacity(counts.facts as number);

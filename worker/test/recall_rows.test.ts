@@ -13,17 +13,39 @@ const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 const stub = (name: string) => env.MEMORY.get(env.MEMORY.idFromName(name));
 
-/** The rows the object's statements read while `work` runs. */
-async function rowsRead(memory: MemoryObject, work: () => unknown): Promise<number> {
+/** The rows the object's statements read while `work` runs, and those of each statement. */
+async function readBy(memory: MemoryObject, work: () => unknown): Promise<[string, number][]> {
   const sql = memory.sql, exec = sql.exec;
-  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-  Object.assign(sql, { exec: (q: string, ...b: SqlStorageValue[]) => { const c = exec.call(sql, q, ...b); cursors.push(c); return c; } });
+  const cursors: [string, SqlStorageCursor<Record<string, SqlStorageValue>>][] = [];
+  Object.assign(sql, { exec: (q: string, ...b: SqlStorageValue[]) => { const c = exec.call(sql, q, ...b); cursors.push([q, c]); return c; } });
   try {
     await work();
   } finally {
     delete (sql as Partial<SqlStorage>).exec;
   }
-  return cursors.reduce((sum, c) => sum + c.rowsRead, 0);
+  return cursors.map(([q, c]) => [q, c.rowsRead]);
+}
+const rowsRead = async (memory: MemoryObject, work: () => unknown) => (await readBy(memory, work)).reduce((sum, [, n]) => sum + n, 0);
+
+const WORDS = "apple river mountain coffee garden window silver purple ocean forest planet rocket violin basket candle mirror pencil ladder tunnel castle".split(" ");
+
+/** `n` facts written straight into the tables (a vector of 16 random numbers each), then loaded. */
+function fill(memory: MemoryObject, n: number): void {
+  const { sql, ctx } = memory as unknown as { sql: SqlStorage; ctx: DurableObjectState };
+  let seed = 1;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  ctx.storage.transactionSync(() => {
+    for (let i = 1; i <= n; i++) {
+      const text = `The fact number ${i} is about ${WORDS[i % 20]} ${WORDS[(i * 7) % 20]} word${i}.`;
+      sql.exec("INSERT INTO facts (id, text, text_key, type, created_at, updated_at, reviewed_at) VALUES (?, ?, ?, 'fact', ?, ?, ?)",
+        i, text, text.toLowerCase(), "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
+      sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", i, text);
+      const v = Float32Array.from({ length: 16 }, () => random() - 0.5);
+      const norm = Math.hypot(...v);
+      sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, 'fake-bow-16', 16, ?)", i, v.map((x) => x / norm).buffer);
+    }
+  });
+  (memory as unknown as { state: { rebuild(): void } }).state.rebuild();
 }
 
 describe("a recall's rows", () => {
@@ -43,7 +65,7 @@ describe("a recall's rows", () => {
       // a term no fact holds: what is left is the row count itself
       expect(await rowsRead(memory, () => reader.termCounts(["zzyzx"]))).toBeLessThan(10);
     });
-  });
+  }, 30_000);
 
   it("reads a row more for the current-only filter, and the replaced facts' ids once", async () => {
     const name = `rows-${Math.random().toString(36).slice(2)}`;
@@ -81,6 +103,34 @@ describe("a recall's rows", () => {
       expect(await kw({ type, fusion: { depth: 10 } }), type).toEqual(all.filter((id) => id % 10 !== 1).slice(0, 10));
     }
   }, 30_000);
+
+  // What a recall reads at 1,000 and 10,000 facts (100,000: the same test with 100_000 below, about
+  // 10 s; docs/cloudflare.md has its figures): each term's count is a row of FTS5's own counts
+  // (term_counts.ts), where count(*) read a row a fact holding the term. What is left that grows
+  // is the keyword list: BM25 scores every match, two rows each.
+  for (const size of [1_000, 10_000]) {
+    it(`reads a row for each term's count, and under 1,500 rows besides the keyword list, at ${size} facts`, async () => {
+      const name = `rows-${size}-${Math.random().toString(36).slice(2)}`;
+      await created(`http://memory.test/memories/${name}`);
+      await runInDurableObject(stub(name), async (memory: MemoryObject) => {
+        fill(memory, size);
+        const reader = (memory as unknown as { reader: { having(t: string): number } }).reader;
+        expect(await rowsRead(memory, () => expect(reader.having("fact")).toBe(size))).toBeLessThanOrEqual(1);
+        for (const [kind, query] of [["broad", "fact number about apple"], ["narrow", "word42 apple"], ["none", "zzyzx qqq"]]) {
+          const rows = await readBy(memory, async () => {
+            const r = await memory.fetch(new Request("http://memory.test/recall", { method: "POST", headers, body: JSON.stringify({ query, log: false }) }));
+            expect(r.status).toBe(200);
+          });
+          const counting = rows.filter(([q]) => /count\(\*\)[^]*MATCH/.test(q)).reduce((sum, [, n]) => sum + n, 0);
+          const keyword = rows.filter(([q]) => q.includes("bm25(facts_fts)")).reduce((sum, [, n]) => sum + n, 0);
+          const total = rows.reduce((sum, [, n]) => sum + n, 0);
+          console.log(`${size} facts, ${kind} recall: ${total} rows read, ${keyword} of them the keyword list`);
+          expect(counting, kind).toBe(0);  // no count(*) over a MATCH: a term's count is one row
+          expect(total - keyword, kind).toBeLessThanOrEqual(1_500);
+        }
+      });
+    }, 60_000);
+  }
 
   it("decodes SQLite varints", () => {
     expect(varint(new Uint8Array([0x05]))).toBe(5);
