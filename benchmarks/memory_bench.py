@@ -65,7 +65,9 @@ def floor_query(memory: Memory, embedder: MiniLM, query: str, match: str, rerank
     expands that the memory's words do not already hold), a bare FTS5 top 30 of the same MATCH recall
     runs (`match`, expansions included), a bare vector top 30, and for a recall that reranks, the
     rerank's own model call (`rerank`: the texts it embeds)."""
-    lacking = [t for t in memory.fusion.expandable_terms(query) if t not in memory.vocab.known]
+    asked = memory.fusion.expandable_terms(query)
+    held = memory.vocab.vectors(asked)
+    lacking = [t for t in asked if t not in held]
     q = embedder.embed([query, *lacking])[0]
     if rerank:
         embedder.embed(list(rerank))

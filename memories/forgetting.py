@@ -36,7 +36,7 @@ def drop_unheld_words(state: State, texts: list[str], after: list) -> None:
     the vocabulary read again once it commits)."""
     unheld = [w for w in words_of(texts) if not held(state.db, w)]
     if unheld:
-        state.db.executemany("DELETE FROM words WHERE word = ?", [(w,) for w in unheld])
+        state.vocab.drop(unheld)
         if not state.full:  # a memory past its budget holds no word: none to read again
             after.append(state.vocab.reload)
 

@@ -34,12 +34,15 @@ def dict_bytes(d: dict, objects: int = 2) -> int:
 
 
 class Rows:
-    def __init__(self, dims: int):
+    def __init__(self, dims: int, keyed: bool = True):
         self.dims = dims
         self.n = 0
         self.codes: list[np.ndarray] = []  # int8, (block's rows, dims)
         self.params: list[np.ndarray] = []  # float32, (block's rows, PARAMS): mid, step, err
         self.ids = np.zeros(0, dtype=np.int64)  # as many as the blocks hold
+        # id -> row, for put, remove and rows_of. Rows only ever appended to (the vocabulary's)
+        # keep none: at a million rows the map would take more than their codes.
+        self.keyed = keyed
         self.row: dict[int, int] = {}
         # The largest |mid|, step and err of any row it has held: a bound for all its rows at once.
         self.widest = np.zeros(PARAMS, dtype=np.float32)
@@ -47,14 +50,15 @@ class Rows:
         self._memo: tuple | None = None
 
     @classmethod
-    def of(cls, dims: int, ids: np.ndarray, codes: list[np.ndarray], params: list[np.ndarray]) -> Rows:
+    def of(cls, dims: int, ids: np.ndarray, codes: list[np.ndarray], params: list[np.ndarray], keyed: bool = True) -> Rows:
         """Rows that take these blocks as they are (laid out as codes.block_sizes says)."""
-        rows = cls(dims)
+        rows = cls(dims, keyed)
         rows.codes, rows.params = codes, params
         rows.ids = np.zeros(sum(len(c) for c in codes), dtype=np.int64)
         rows.n = len(ids)
         rows.ids[: rows.n] = ids
-        rows.row = dict(zip(ids.tolist(), range(rows.n)))
+        if keyed:
+            rows.row = dict(zip(ids.tolist(), range(rows.n)))
         for block in params:
             rows.widest = np.maximum(rows.widest, np.abs(block).max(axis=0, initial=0))
         return rows
@@ -95,7 +99,8 @@ class Rows:
             self.codes[b][r : r + k] = codes[done : done + k]
             self.params[b][r : r + k] = params[done : done + k]
             done += k
-        self.row.update(zip(ids.tolist(), range(self.n, n)))
+        if self.keyed:
+            self.row.update(zip(ids.tolist(), range(self.n, n)))
         self.moves += 1
         self.widest = np.maximum(self.widest, np.abs(params).max(axis=0, initial=0))
         self.n = n
@@ -179,7 +184,8 @@ class Rows:
         if self.n + more > len(self.ids):
             sizes = block_sizes(self.n + more)
             copying = sizes[-1] // 2 * row + sum(sizes) * 8
-        return sum(sizes) * (row + 8) + copying + dict_bytes(self.row) + more * (2 * INT_BYTES + DICT_ENTRY)
+        keys = more * (2 * INT_BYTES + DICT_ENTRY) if self.keyed else 0
+        return sum(sizes) * (row + 8) + copying + dict_bytes(self.row) + keys
 
     def _grow(self, n: int) -> None:
         """Room for `n` rows: blocks added, the last one doubled (a copy of it alone), the ids copied."""

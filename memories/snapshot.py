@@ -67,22 +67,26 @@ def save(db: str, model: str, seq: int, dims: int, ids: np.ndarray, types: np.nd
     is the database's identity, which the one loading it must have."""
     arrays = [np.ascontiguousarray(ids, dtype="<i8"), np.ascontiguousarray(types, dtype=np.int8),
               *(np.ascontiguousarray(p, dtype="<f4") for p in params), *(np.ascontiguousarray(c, dtype=np.int8) for c in codes)]
+    _write(db, path_of(db), MAGIC, {"model": model, "dims": int(dims), "n": int(len(ids)), "seq": int(seq), "origin": origin}, arrays)
+    for old in OLD_FORM:
+        Path(db + old).unlink(missing_ok=True)
+
+
+def _write(db: str, final: Path, magic: bytes, about: dict, arrays: list[np.ndarray]) -> None:
+    """`magic`, `about` with the arrays' hash, then the arrays, written whole under another name
+    and renamed into place (under the lock)."""
     h = hashlib.blake2b(digest_size=16)
     for array in arrays:
         h.update(memoryview(array).cast("B"))
-    header = json.dumps({"model": model, "dims": int(dims), "n": int(len(ids)), "seq": int(seq),
-                         "origin": origin, "digest": h.hexdigest()}).encode() + b"\n"
-    final = path_of(db)
+    header = json.dumps(about | {"digest": h.hexdigest()}).encode() + b"\n"
     with _locked(db):
         fd, tmp = tempfile.mkstemp(prefix=final.name + ".", suffix=".tmp", dir=final.parent)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + header)
+                f.write(magic + header)
                 for array in arrays:
                     f.write(memoryview(array).cast("B"))
             os.replace(tmp, final)
-            for old in OLD_FORM:
-                Path(db + old).unlink(missing_ok=True)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -134,7 +138,62 @@ def load(db: str, model: str, dims: int) -> Snapshot | None:
         return None
 
 
+# The vocabulary's codes (vocabulary.py), in a file of their own: its words come and go with
+# other writes than the vectors', and a memory's words may outnumber its facts. It holds the
+# table ids of the words it has (all those of its model up to `last`) and their codes, block by
+# block; `epoch` is the words table's (meta.words_epoch, moved by every delete from it), so a
+# snapshot from before a word was dropped is never loaded.
+WORDS_MAGIC = b"memory-desk words 1\n"
+
+
+@dataclass
+class WordsSnapshot:
+    last: int
+    ids: np.ndarray
+    codes: list[np.ndarray]
+    params: list[np.ndarray]
+
+
+def words_path_of(db: str) -> Path:
+    return Path(db + ".words")
+
+
+def save_words(db: str, model: str, dims: int, last: int, epoch: str, origin: str, ids: np.ndarray,
+               params: list[np.ndarray], codes: list[np.ndarray]) -> None:
+    arrays = [np.ascontiguousarray(ids, dtype="<i8"), *(np.ascontiguousarray(p, dtype="<f4") for p in params),
+              *(np.ascontiguousarray(c, dtype=np.int8) for c in codes)]
+    about = {"model": model, "dims": int(dims), "n": int(len(ids)), "last": int(last), "epoch": epoch, "origin": origin}
+    _write(db, words_path_of(db), WORDS_MAGIC, about, arrays)
+
+
+def load_words(db: str, model: str, dims: int, epoch: str, origin: str) -> WordsSnapshot | None:
+    try:
+        with open(words_path_of(db), "rb") as f:
+            if f.readline() != WORDS_MAGIC:
+                return None
+            about = json.loads(f.readline())
+            if (about["model"], about["dims"], about["epoch"], about["origin"]) != (model, dims, epoch, origin):
+                return None
+            n = int(about["n"])
+            h = hashlib.blake2b(digest_size=16)
+            ids = _read(f, h, "<i8", n)
+            params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS)
+            codes, params_of = [], []
+            for b, size in enumerate(block_sizes(n)):
+                k = min(size, n - b * ROWS)
+                codes.append(np.zeros((size, dims), dtype=np.int8))
+                params_of.append(np.zeros((size, PARAMS), dtype=np.float32))
+                codes[-1][:k] = _read(f, h, np.int8, k * dims).reshape(k, dims)
+                params_of[-1][:k] = params[b * ROWS : b * ROWS + k]
+            if f.read(1) or h.hexdigest() != about["digest"]:
+                return None
+        return WordsSnapshot(int(about["last"]), ids.astype(np.int64), codes, params_of)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def remove(db: str) -> None:
     path_of(db).unlink(missing_ok=True)
+    words_path_of(db).unlink(missing_ok=True)
     for old in OLD_FORM:
         Path(db + old).unlink(missing_ok=True)

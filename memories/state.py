@@ -112,7 +112,7 @@ class State:
         self.dims = embedder.dims if embedder else 0
         self.pairs = Pairs(self.db)
         self.vectors = VectorIndex(self.dims, self.read_vectors)
-        self.vocab = Vocabulary(self.db, self.model, self.dims)
+        self.vocab = Vocabulary(self.db, self.model, self.dims, self.lock, self.path)
         self.text_vectors = TextVectors()  # the texts recall embeds, kept (text_vectors.py)
         self.version: int | None = None  # PRAGMA data_version when the index was last in step
         self.seq: int | None = None  # the last vector_changes entry the index includes
@@ -262,6 +262,7 @@ class State:
                 self.vectors = VectorIndex.of(self.dims, rows, self.read_vectors)
                 self.reread = len(self.vectors)
             self.seq = last
+        self.vocab.open(self.path, self.meta("memory_id"))  # its snapshot, on first open
         self.vocab.load()
         # The floor belongs to the file: another process that opened it with another floor rebuilt
         # the pairs at its own (background.py), and every write from now on keeps them at that one.
@@ -278,9 +279,8 @@ class State:
         facts = dict(self.db.execute(
             "SELECT f.type, count(*) FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND v.dims = ?"
             " GROUP BY f.type", (self.model, self.dims)).fetchall())
-        words, chars = self.db.execute("SELECT count(*), coalesce(sum(length(word)), 0) FROM words WHERE model IS ?",
-                                       (self.model,)).fetchone()
-        need = self._need_anew(facts, words, chars)
+        words = self.db.execute("SELECT count(*) FROM words WHERE model IS ?", (self.model,)).fetchone()[0]
+        need = self._need_anew(facts, words)
         if need > self.budget:
             self.full = (f"this memory's {sum(facts.values())} vectors and {words} words would take {mib(need)} of memory, "
                          f"past its budget of {mib(self.budget)}: it answers keyword recall, lists, gets, deletes and exports "
@@ -292,10 +292,10 @@ class State:
             self.full, self.seq = None, None  # read everything below
             self.vocab.reload()
 
-    def _need_anew(self, facts: dict[str, int], words: int, chars: int) -> int:
+    def _need_anew(self, facts: dict[str, int], words: int) -> int:
         """The most an empty index and vocabulary would hold with these facts (by type) and words."""
         vocab = Vocabulary(self.db, self.model, self.dims)
-        return VectorIndex(self.dims).nbytes_with(facts) + vocab.nbytes_with(words, chars)
+        return VectorIndex(self.dims).nbytes_with(facts) + vocab.nbytes_with(words)
 
     def memory_bytes(self) -> dict[str, int]:
         """The bytes the vectors and words in memory take (exact for the arrays, a bound for the maps)."""
@@ -307,11 +307,10 @@ class State:
             raise MemoryFull(self.full)
         if self.budget is None:
             return
-        chars = sum(map(len, words))
-        need = self.vectors.nbytes_with(more) + self.vocab.nbytes_with(len(words), chars)
+        need = self.vectors.nbytes_with(more) + self.vocab.nbytes_with(len(words))
         # ...and the next open, which counts from the tables, must find that it fits too.
         after = {t: p.n + more.get(t, 0) for t, p in self.vectors.parts.items()}
-        need = max(need, self._need_anew(after, len(self.vocab.words) + len(words), self.vocab.chars + chars))
+        need = max(need, self._need_anew(after, len(self.vocab) + len(words)))
         if need > self.budget:
             n = sum(more.values())
             held = self.db.execute("SELECT count(*) FROM facts").fetchone()[0] - max(0, n - 1)  # not the batch's own
@@ -322,7 +321,7 @@ class State:
         """MemoryFull unless these facts and words would fit in place of what is held (a reindex)."""
         if self.budget is None:
             return
-        need = self._need_anew(facts, len(words), sum(map(len, words)))
+        need = self._need_anew(facts, len(words))
         if need > self.budget:
             raise MemoryFull(f"this memory's {sum(facts.values())} facts and {len(words)} words would take {mib(need)} of "
                              f"memory with {self.model}, past its budget of {mib(self.budget)}: nothing was reindexed. {WAY_OUT}")
@@ -376,12 +375,16 @@ class State:
         the change log up to it. Skipped when nothing changed; a small memory has no snapshot
         (its table reads in well under a second) and its log is pruned all the same."""
         with self.lock:
-            if not self.embedder or self.full or self.seq is None or self.seq == self.saved_seq:
+            if not self.embedder or self.full:
                 return False  # (a memory past its budget holds no index to save)
+            # The words' codes first, in a file of their own (a forget changes them, not the vectors).
+            words = self.vocab.save(self.path, self.meta("memory_id"), snapshot.MIN_FACTS)
+            if self.seq is None or self.seq == self.saved_seq:
+                return words
             if len(self.vectors) < snapshot.MIN_FACTS:
                 self._prune_log(self.seq)  # a process whose index is older reads the table again
                 self.saved_seq = self.seq
-                return False
+                return words
             parts = [self.vectors.parts[t] for t in TYPES]
             blocks = [b for p in parts for b in p.blocks()]
             seq = self.seq

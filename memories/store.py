@@ -70,6 +70,7 @@ class Memory:
         self.background.stop()
         with self.state.lock:
             self.state.save_snapshot()
+            self.state.vocab.close()
             self.state.db.close()
 
     # What the engine holds, for the service, the CLI and tests.

@@ -1,21 +1,32 @@
 """The memory's own words, each embedded alone: what a query term expands to (recall.expand).
 
 A word joins in the transaction of the first fact that holds it and stays (a word no fact holds
-any more matches nothing, and recall drops it). The table is the truth; this process's matrix
-reads the rows it lacks before each recall, so another process's words arrive too.
+any more matches nothing, and recall drops it). The table is the truth: it answers which words
+are there and their exact vectors. This process holds only each word's int8 code (codes.py),
+its row in the order of the table's ids, and reads the rows it lacks before each recall, so
+another process's words arrive too. The closest words to a term are found on the codes and
+rescored with their exact vectors from the table, so the expansion is that of exact search.
+Held this way a memory of a million distinct words takes about 400 MB, not 1.5 GB of float32
+and the words' Python strings and map (benchmarks/memory_bench.py --million).
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
-import sys
+import threading
 
 import numpy as np
 
+from . import snapshot
+from .codes import bound, encode, exact
 from .recall import vocabulary_words
-from .vectors import DICT_ENTRY, INT_BYTES
+from .rows import Rows
+from .vectors import LOAD_BATCH, norms
 
 CANDIDATES = 8  # closest words per query term handed to recall.expand, which keeps at most 3
+RESCORE = 24  # rows rescored past CANDIDATES on the codes (any that could still be closer are too)
+READ = 500  # words a query reads at once (SQLite's bound parameters)
 
 
 def words_of(texts: list[str]) -> list[str]:
@@ -23,48 +34,81 @@ def words_of(texts: list[str]) -> list[str]:
     return list(dict.fromkeys(w for t in texts for w in vocabulary_words(t)))
 
 
+def chunks(items: list, size: int = READ):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
 class Vocabulary:
-    def __init__(self, db: sqlite3.Connection, model: str | None, dims: int):
+    def __init__(self, db: sqlite3.Connection, model: str | None, dims: int, lock: threading.RLock | None = None,
+                 path: str | None = None):
         self.db, self.model, self.dims = db, model, dims
+        # The engine's lock (state.py), held by its writes: one connection must not run two
+        # statements at once.
+        self.lock = lock or threading.RLock()
+        # Reads from outside the lock (a query's terms, an import's next batch while one is
+        # written) go through a connection of their own, which sees committed words only and
+        # never waits for a write to end.
+        self.path = path
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
-        self.words: list[str] = []
-        self.known: dict[str, int] = {}  # word -> its row
-        # Rows live in a buffer that doubles when full: a write that brings one new word copies
-        # nothing (a copy of the whole matrix each time took 28 ms at 50,000 words).
-        self._rows = np.zeros((0, self.dims), dtype=np.float32)
-        self.matrix = self._rows[:0]
-        # (known, matrix) as one snapshot: recall reads it outside the lock (vectors()). Rows
-        # below len(matrix) never change; a word added since has a row past it.
-        self.table: tuple[dict[str, int], np.ndarray] = (self.known, self.matrix)
-        self.last = 0  # the highest row id read
-        self.chars = 0  # the words' characters, for `nbytes_with`
+        self.rows = Rows(self.dims, keyed=False)  # a word a row, its table id in rows.ids
+        self.last = 0  # the highest table id read
+        self.saved: tuple | None = None  # (last, epoch) of the snapshot on disk
         self.off = False  # True: holding no word (a memory past its budget: state.py)
+
+    def __len__(self) -> int:
+        return self.rows.n
+
+    def ids(self) -> list[int]:
+        """The table ids of the words held, in their rows' order."""
+        return self.rows.fact_ids.tolist()
+
+    def epoch(self) -> str:
+        """The words table's epoch: every delete from it moves it on (`drop`, `clear`)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'words_epoch'").fetchone()
+        return row[0] if row else ""
+
+    def _new_epoch(self) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('words_epoch', ?)", (secrets.token_hex(8),))
+
+    def open(self, path: str, origin: str | None) -> None:
+        """Take the codes of the snapshot beside the database when it is of this model, this
+        database and this epoch (first, before `load` reads the words after it)."""
+        if self.off or self.last or not self.model or not origin:
+            return
+        snap = snapshot.load_words(path, self.model, self.dims, self.epoch(), origin)
+        if snap is not None:
+            self.rows = Rows.of(self.dims, snap.ids, snap.codes, snap.params, keyed=False)
+            self.last = snap.last
+            self.saved = (snap.last, self.epoch())
+
+    def save(self, path: str, origin: str | None, least: int) -> bool:
+        """Write the codes beside the database (a vocabulary of at least `least` words, changed
+        since the last save)."""
+        epoch = self.epoch()
+        if self.off or not self.model or not origin or len(self) < least or self.saved == (self.last, epoch):
+            return False
+        blocks = list(self.rows.blocks())
+        snapshot.save_words(path, self.model, self.dims, self.last, epoch, origin, self.rows.fact_ids,
+                            [b[2] for b in blocks], [b[1] for b in blocks])
+        self.saved = (self.last, epoch)
+        return True
 
     def load(self) -> None:
         """Read the words written since the last call (by this process or another)."""
         if self.off:
             return
-        rows = self.db.execute("SELECT id, word, embedding FROM words WHERE id > ? AND model IS ? ORDER BY id",
-                               (self.last, self.model)).fetchall()
-        if not rows:
-            return
-        self.last = rows[-1][0]
-        fresh = [(w, blob) for _, w, blob in rows if w not in self.known]
-        if not fresh:
-            return
-        n, k = len(self.words), len(fresh)
-        if n + k > len(self._rows):
-            grown = np.zeros((max(2 * len(self._rows), n + k, 1024), self.dims), dtype=np.float32)
-            grown[:n] = self._rows[:n]
-            self._rows = grown
-        self._rows[n : n + k] = np.frombuffer(b"".join(blob for _, blob in fresh), dtype="<f4").reshape(k, self.dims)
-        self.words += [w for w, _ in fresh]
-        self.chars += sum(len(w) for w, _ in fresh)
-        self.matrix = self._rows[: n + k]
-        self.known.update((w, n + i) for i, (w, _) in enumerate(fresh))
-        self.table = (self.known, self.matrix)
+        rows = self.db.execute("SELECT id, embedding FROM words WHERE id > ? AND model IS ? ORDER BY id",
+                               (self.last, self.model))
+        while batch := rows.fetchmany(LOAD_BATCH):
+            ids = np.array([r[0] for r in batch], dtype=np.int64)
+            matrix = np.frombuffer(b"".join(r[1] for r in batch), dtype="<f4").reshape(len(batch), self.dims)
+            self.rows.extend(ids, *encode(matrix))
+            self.last = int(ids[-1])
 
     def empty(self) -> None:
         """Hold no word until the next `reload` (a memory past its budget)."""
@@ -77,49 +121,105 @@ class Vocabulary:
         self.load()
 
     def nbytes(self) -> int:
-        """The bytes the vocabulary holds: its matrix exactly; its words, their list and map as
-        Python counts them, with an int object a row."""
-        return (self._rows.nbytes + sys.getsizeof(self.words) + sum(sys.getsizeof(w) for w in self.words)
-                + sys.getsizeof(self.known) + len(self.known) * INT_BYTES)
+        """The bytes the vocabulary holds: its codes, params and ids."""
+        return self.rows.nbytes()
 
-    def nbytes_with(self, more: int, chars: int) -> int:
-        """The most it would hold with `more` new words of `chars` characters in all (non-ASCII
-        ones take up to 4 bytes), counting a grow's copy."""
-        n, held = len(self.words), len(self._rows)
-        capacity = max(held, n + more) if n + more <= held else max(2 * held, n + more, 1024)
-        copying = held * self.dims * 4 if capacity > held else 0
-        return (self.nbytes() + (capacity - held) * self.dims * 4 + copying
-                + more * (sys.getsizeof("") + 8 + INT_BYTES + DICT_ENTRY) + 4 * chars)
+    def nbytes_with(self, more: int) -> int:
+        """The most it would hold with `more` new words, counting a grow's copy."""
+        return self.rows.nbytes_with(more)
 
-    def missing(self, texts: list[str]) -> list[str]:
-        """The words of `texts` the vocabulary lacks (as this process last saw it), each once."""
-        return [w for w in words_of(texts) if w not in self.known]
+    def _held(self, words: list[str], columns: str = "word", committed: bool = False) -> list[tuple]:
+        """Rows of the table for `words`: through the engine's connection, inside its lock, or
+        (`committed`) through the reader's."""
+        out = []
+        for part in chunks(words):
+            query = f"SELECT {columns} FROM words WHERE model IS ? AND word IN ({','.join('?' * len(part))})"
+            if committed and self.path and self.path != ":memory:":
+                with self._reader_lock:
+                    if self._reader is None:
+                        self._reader = sqlite3.connect(self.path, check_same_thread=False)
+                        self._reader.execute("PRAGMA busy_timeout = 5000")
+                        self._reader.execute("PRAGMA query_only = 1")
+                    out += self._reader.execute(query, (self.model, *part)).fetchall()
+            else:
+                with self.lock:
+                    out += self.db.execute(query, (self.model, *part)).fetchall()
+        return out
+
+    def close(self) -> None:
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+    def missing(self, texts: list[str], committed: bool = False) -> list[str]:
+        """The words of `texts` the vocabulary lacks, each once (a word another model embedded
+        counts as lacking: `add` keeps it as it is). `committed`: as committed, from outside the
+        engine's lock (what a write embeds ahead; inside it, it asks again)."""
+        words = words_of(texts)
+        if self.off:
+            return words
+        held = {w for (w,) in self._held(words, committed=committed)}
+        return [w for w in words if w not in held]
 
     def vectors(self, words: list[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of those `words` the vocabulary holds: a query term the memory
-        already uses needs no model call (each word was embedded alone, as a query term is)."""
-        known, matrix = self.table
-        rows = {w: known.get(w, len(matrix)) for w in words}
-        return {w: matrix[i] for w, i in rows.items() if i < len(matrix)}
+        """The stored vectors of those `words` the vocabulary holds, as committed: a query term
+        the memory already uses needs no model call (each word was embedded alone, as a query
+        term is)."""
+        if self.off or not words:
+            return {}
+        found = dict(self._held(list(dict.fromkeys(words)), "word, embedding", committed=True))
+        return {w: np.frombuffer(found[w], dtype="<f4") for w in words if w in found}
 
     def add(self, words: list[str], vectors: np.ndarray) -> None:
         """Store words inside the caller's write transaction (a word already there is kept)."""
         self.db.executemany("INSERT OR IGNORE INTO words (word, model, embedding) VALUES (?, ?, ?)",
                             [(w, self.model, v.astype("<f4").tobytes()) for w, v in zip(words, vectors)])
 
+    def drop(self, words: list[str]) -> None:
+        """Take words out of the table (inside the caller's write; `reload` once it commits)."""
+        self.db.executemany("DELETE FROM words WHERE word = ?", [(w,) for w in words])
+        self._new_epoch()
+
     def clear(self) -> None:
         """Forget every word (inside a write: a reindex under another model writes them again)."""
         self.db.execute("DELETE FROM words")
+        self._new_epoch()
         self._reset()
 
     def closest(self, term_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
-        """For each term vector, its CANDIDATES closest words with their cosines."""
-        if not len(self.words) or not len(term_vectors):
+        """For each term vector, its CANDIDATES closest words with their exact cosines, ties by id:
+        the best CANDIDATES + RESCORE on the codes are rescored, and so is any other word whose
+        code is within its bound of the last of the exact top (as vectors.py `search`)."""
+        rows, n = self.rows, len(self)
+        if not n or not len(term_vectors):
             return [[] for _ in term_vectors]
-        sims = term_vectors @ self.matrix.T
-        k = min(CANDIDATES, len(self.words))
+        k, wanted = min(CANDIDATES, n), min(CANDIDATES + RESCORE, n)
         out = []
-        for row in sims:
-            idx = np.argpartition(-row, k - 1)[:k]
-            out.append([(self.words[j], float(row[j])) for j in idx])
+        for q in term_vectors:
+            s = rows.scores(q)
+            top = np.argpartition(-s, wanted - 1)[:wanted]
+            ids, words, cosines = self._exact(rows.fact_ids[top], q)
+            if wanted < n and len(cosines) >= k:
+                kth = np.sort(cosines)[-k]
+                q1, q2 = norms(q)
+                widest = bound(rows.widest, q1, q2, self.dims)
+                if s[top].min() + widest >= kth:  # a word left out could still be closer
+                    more = np.setdiff1d(np.flatnonzero(s >= kth - widest), top)
+                    more = more[s[more] + bound(rows.take(more)[1], q1, q2, self.dims) >= kth]
+                    extra = self._exact(rows.fact_ids[more], q)
+                    ids, words, cosines = (np.concatenate([a, b]) for a, b in zip((ids, words, cosines), extra))
+            order = np.lexsort((ids, -cosines))[:k]
+            out.append([(str(words[i]), float(cosines[i])) for i in order])
         return out
+
+    def _exact(self, ids: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids, words, exact cosines with `q`) of the words with these table ids."""
+        found = []
+        for part in chunks(ids.tolist()):
+            with self.lock:
+                found += self.db.execute(f"SELECT id, word, embedding FROM words WHERE id IN ({','.join('?' * len(part))})",
+                                         part).fetchall()
+        vectors = np.frombuffer(b"".join(r[2] for r in found), dtype="<f4").reshape(len(found), self.dims)
+        return (np.array([r[0] for r in found], dtype=np.int64), np.array([r[1] for r in found], dtype=object),
+                exact(vectors, q) if found else np.zeros(0, np.float32))

@@ -77,7 +77,7 @@ class Writer:
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
-        words = self.state.vocab.missing(texts)
+        words = self.state.vocab.missing(texts, committed=True)
         return self.state.embed(texts), dict(zip(words, self.state.embed(words))) if words else {}
 
     def _add_words(self, texts: list[str], embedded: dict[str, np.ndarray]) -> None:

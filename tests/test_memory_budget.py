@@ -38,12 +38,13 @@ def test_the_engine_counts_its_arrays_exactly_and_its_maps_as_a_bound(tmp_path):
         assert [len(p.ids) for p in parts] == [sum(block_sizes(p.n)) for p in parts] == [512, 64, 0]
         maps = sum(sys.getsizeof(p.row) + 2 * INT_BYTES * len(p.row) for p in parts)
         assert vectors.nbytes() == arrays + maps + sys.getsizeof(vectors.type_of) + INT_BYTES * len(vectors.type_of)
-        assert vocab.nbytes() >= vocab._rows.nbytes + sum(sys.getsizeof(w) for w in vocab.words)
+        coded = vocab.rows  # the words' codes only: no string or map of them in memory
+        assert vocab.nbytes() == sum(c.nbytes for c in coded.codes) + sum(q.nbytes for q in coded.params) + coded.ids.nbytes + sys.getsizeof({})
         stats = memory.stats()
         assert stats["memory_bytes"] == vectors.nbytes() + vocab.nbytes() + memory.state.text_vectors.nbytes() == sum(stats["memory_parts"].values())
         assert stats["memory_budget"] is None and stats["memory_full"] is False
         # What a write would hold bounds what it holds once stored.
-        bound = vectors.nbytes_with({"fact": 1}) + vocab.nbytes_with(1, len("zebra"))
+        bound = vectors.nbytes_with({"fact": 1}) + vocab.nbytes_with(1)
         memory.add("Fact about zebra.")
         assert vectors.nbytes() + vocab.nbytes() <= bound
     finally:
@@ -72,7 +73,7 @@ def test_the_engine_refuses_past_its_budget_and_opens_without_its_vectors(tmp_pa
         memory.close()
     memory = Memory(path, HashEmbedder(), budget=1000)  # as an older memory, or wider vectors
     try:
-        assert memory.state.full and len(memory.vectors) == 0 and memory.vocab.words == []
+        assert memory.state.full and len(memory.vectors) == 0 and len(memory.vocab) == 0
         stats = memory.stats()
         assert stats["memory_full"] and stats["consistent"] and stats["vectors"] == memory.count() > 50
         answer = memory.recall("word7")
