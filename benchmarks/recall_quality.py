@@ -19,7 +19,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
 import django  # noqa: E402
 
-from tests.memory_service import Service  # noqa: E402
+from tests.memory_folder import FolderService  # noqa: E402
 
 SETS = ROOT / "dashboard" / "evalsets"
 
@@ -36,13 +36,14 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     print("| set | cases | mode | fusion | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|---|---|")
     for name in sorted(p.stem for p in SETS.glob("*.json")):
-        service = Service(Path(tempfile.mkdtemp()) / f"{name}.db").start()
+        # A folder service: a set loads into a memory of its own (eval-NAME), as on `make run`.
+        service = FolderService(Path(tempfile.mkdtemp()) / name).start(memories=("default",))
         try:
             settings.MEMORY_URL, settings.MEMORY_SECRET = service.url, service.secret
             call_command("load_evalset", str(SETS / f"{name}.json"), stdout=io.StringIO())
             cases = list(EvalCase.objects.filter(suite=name))
             for label, fusion in (("seed (RRF k=60)", {"preset": "seed"}), ("default", None)):
-                metrics = run(memory(), cases, fusion).metrics()
+                metrics = run(memory(cases[0].memory), cases, fusion).metrics()
                 modes = ("keyword", "vector", "hybrid") if fusion else ("keyword", "hybrid")
                 for mode in modes:
                     m = metrics[mode]

@@ -5,6 +5,7 @@
 import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
+import { keywordTop } from "./keyword_top";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
 import { casefold } from "./text";
 import { idf, information } from "./recall";
@@ -130,21 +131,20 @@ export class Reader extends Part {
     return new Set(this.sql.exec<{ id: number }>(hidden[0], ...hidden[1]).toArray().map((r) => r.id));
   }
 
-  /** Top `depth` by BM25 as [id, bm25], lower (better) first, the `hidden` facts left out, so the
-   * depth is of those answered from. They are left out here, as the rows come, and not by a
-   * `NOT IN` in the query, which FTS5 probes once for every fact the query matches, each probe a
-   * row read (the rows a Durable Object is billed for): the same list, as at most `hidden.size`
-   * of the best rows are hidden. */
+  /** Top `depth` by BM25 as [id, bm25], lower (better) first, ties by id, the `hidden` facts
+   * left out, so the depth is of those answered from. They are left out here, as the rows come,
+   * and not by a `NOT IN` in the query, which FTS5 probes once for every fact the query matches,
+   * each probe a row read (the rows a Durable Object is billed for). Of all types, by FTS5's own
+   * sort (keyword_top.ts: about as many rows read as returned, where scoring every match in the
+   * statement read two rows a match); of one type, every match is scored, at most `hidden.size`
+   * of the best rows being hidden. */
   keyword(match: string, type: FactType | null, depth: number, hidden: Set<number> = new Set()): [number, number][] {
     if (!match) return [];
-    const limit = depth + hidden.size;
     try {
-      const rows = type
-        ? this.sql.exec<{ id: number; s: number }>("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts"
-            + " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?",
-          match, type, limit)
-        : this.sql.exec<{ id: number; s: number }>("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ?"
-            + " ORDER BY s, rowid LIMIT ?", match, limit);
+      if (!type) return keywordTop(this.sql, match, depth, hidden);
+      const rows = this.sql.exec<{ id: number; s: number }>("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts"
+        + " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?",
+      match, type, depth + hidden.size);
       const kept: [number, number][] = [];
       for (const r of rows) {
         if (hidden.has(r.id)) continue;
