@@ -246,6 +246,7 @@ class State:
         elif self.embedder:
             last = self.last_change()
             if self.seq is None:
+                self.vocab.read_ahead(self.path, self.meta("memory_id"))  # beside the vectors' snapshot
                 snap = snapshot.load(self.path, self.model, self.dims)
                 if snap and self._log_reaches(snap.seq) and snap.origin == self.meta("memory_id"):
                     self.vectors = VectorIndex.of_blocks(self.dims, snap.ids, snap.types, snap.blocks, self.read_vectors)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .allpairs import all_pairs
 from .codes import RESCORE, bound, encode, exact
-from .rows import DICT_ENTRY, INT_BYTES, Rows, dict_bytes
+from .rows import DICT_ENTRY, INT_BYTES, Rows
 
 __all__ = ["DICT_ENTRY", "INT_BYTES", "TYPES", "TYPE_CODE", "VectorIndex"]
 RESCORE_TOP = 8  # rows rescored past the k a write's proposals ask for (`near`'s `top`)
@@ -51,8 +51,9 @@ class VectorIndex:
     def __init__(self, dims: int, read: Reader = no_table):
         self.dims = dims
         self.read = read
+        # A fact's type is the part whose rows hold it: no map of its own (at 1M facts one took
+        # about 100 MB, benchmarks/vocabulary_bench.py).
         self.parts = {t: Rows(dims) for t in TYPES}
-        self.type_of: dict[int, str] = {}
 
     @classmethod
     def of(cls, dims: int, rows: Iterable[tuple[int, str, bytes]], read: Reader = no_table) -> VectorIndex:
@@ -76,36 +77,36 @@ class VectorIndex:
         for t, code in TYPE_CODE.items():
             n = int((types == code).sum())
             index.parts[t] = Rows.of(dims, ids[start : start + n], *blocks[t])
-            index.type_of.update(dict.fromkeys(ids[start : start + n].tolist(), t))
             start += n
         return index
 
     def __len__(self) -> int:
-        return len(self.type_of)
+        return sum(p.n for p in self.parts.values())
+
+    def type_of(self, fact_id: int) -> str | None:
+        return next((t for t, p in self.parts.items() if fact_id in p.row), None)
 
     def nbytes(self) -> int:
         """The bytes the index holds: its arrays exactly, its maps as an upper bound (the types
         are shared strings: a key an entry)."""
-        return sum(p.nbytes() for p in self.parts.values()) + dict_bytes(self.type_of, 1)
+        return sum(p.nbytes() for p in self.parts.values())
 
     def nbytes_with(self, more: dict[str, int]) -> int:
         """The most it would hold with `more[type]` new facts of each type."""
-        return (sum(p.nbytes_with(more.get(t, 0)) for t, p in self.parts.items()) + dict_bytes(self.type_of, 1)
-                + sum(more.values()) * (INT_BYTES + DICT_ENTRY))
+        return sum(p.nbytes_with(more.get(t, 0)) for t, p in self.parts.items())
 
     def __contains__(self, fact_id: int) -> bool:
-        return fact_id in self.type_of
+        return any(fact_id in p.row for p in self.parts.values())
 
     def ids(self) -> set[int]:
-        return set(self.type_of)
+        return {i for p in self.parts.values() for i in p.row}
 
     def put(self, fact_id: int, type: str, vector: np.ndarray) -> None:
         codes, params = encode(np.asarray(vector, dtype=np.float32)[None])
-        old = self.type_of.get(fact_id)
+        old = self.type_of(fact_id)
         if old is not None and old != type:
             self.parts[old].remove(fact_id)
         self.parts[type].put(fact_id, codes[0], params[0])
-        self.type_of[fact_id] = type
 
     def extend(self, ids: np.ndarray, types: np.ndarray, codes: np.ndarray, params: np.ndarray) -> None:
         """Rows of facts it does not hold yet, in one go (`types` as TYPE_CODE)."""
@@ -113,27 +114,24 @@ class VectorIndex:
             mine = types == code
             if mine.any():
                 self.parts[t].extend(ids[mine], codes[mine], params[mine])
-                self.type_of.update(dict.fromkeys(ids[mine].tolist(), t))
 
     def remove(self, fact_id: int) -> None:
-        type = self.type_of.pop(fact_id, None)
-        if type is not None:
-            self.parts[type].remove(fact_id)
+        for part in self.parts.values():
+            part.remove(fact_id)  # (nothing for the parts that do not hold it)
 
     def clear(self) -> None:
         self.parts = {t: Rows(self.dims) for t in TYPES}
-        self.type_of.clear()
 
     def vector(self, fact_id: int) -> np.ndarray | None:
         """A fact's exact vector, from the table (None: the index does not hold it)."""
-        if fact_id not in self.type_of:
+        if fact_id not in self:
             return None
         found, vectors = self.read(np.array([fact_id], dtype=np.int64))
         return vectors[0] if len(found) else None
 
     def holds(self, fact_id: int, vector: np.ndarray) -> bool:
         """Whether the fact's row is the code of `vector` (state.py compares the index with the table)."""
-        type = self.type_of.get(fact_id)
+        type = self.type_of(fact_id)
         if type is None or len(vector) != self.dims:
             return False
         part = self.parts[type]
@@ -287,7 +285,7 @@ class VectorIndex:
         if not held.all():
             return None, None
         own = mine[0]
-        if type is not None and self.type_of[fact_id] != type:
+        if type is not None and self.type_of(fact_id) != type:
             return None, float(own)
         q1, q2 = norms(query)
         better, unsure = 0, []

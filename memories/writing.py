@@ -159,7 +159,7 @@ class Writer:
         """Remove fact `fid`'s pairs (inside the write, before its vector leaves the table: its
         neighbours are found with it)."""
         vectors = self.state.vectors
-        vector, type = vectors.vector(fid), vectors.type_of.get(fid)
+        vector, type = vectors.vector(fid), vectors.type_of(fid)
         if vector is None or type is None:
             self.state.pairs.unlink(fid, None)
             return

@@ -37,7 +37,7 @@ def test_the_engine_counts_its_arrays_exactly_and_its_maps_as_a_bound(tmp_path):
         assert arrays == sum(len(p.ids) * (64 + 3 * 4 + 8) for p in parts)  # int8 codes, mid/step/err, int64 ids
         assert [len(p.ids) for p in parts] == [sum(block_sizes(p.n)) for p in parts] == [512, 64, 0]
         maps = sum(sys.getsizeof(p.row) + 2 * INT_BYTES * len(p.row) for p in parts)
-        assert vectors.nbytes() == arrays + maps + sys.getsizeof(vectors.type_of) + INT_BYTES * len(vectors.type_of)
+        assert vectors.nbytes() == arrays + maps  # (a fact's type is the part that holds it: no map of its own)
         coded = vocab.rows  # the words' codes only: no string or map of them in memory
         assert vocab.nbytes() == sum(c.nbytes for c in coded.codes) + sum(q.nbytes for q in coded.params) + coded.ids.nbytes + sys.getsizeof({})
         stats = memory.stats()

@@ -137,7 +137,7 @@ def test_a_snapshot_opens_the_memory_and_is_patched_from_the_change_log(tmp_path
     monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
     again = Memory(db, HashEmbedder(16))
     assert not loaded and again.stats()["consistent"]
-    assert again.vectors.type_of[victim.id] != victim.type
+    assert again.vectors.type_of(victim.id) != victim.type
     again.close()
 
 

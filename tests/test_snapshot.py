@@ -50,8 +50,8 @@ def test_stats_catches_a_matrix_row_that_disagrees_with_its_table_row(tmp_path):
     m = seed(str(tmp_path / "m.db"), n=20)
     a, b = sorted(m.vectors.ids())[:2]
     va, vb = m.vectors.vector(a).copy(), m.vectors.vector(b).copy()
-    m.vectors.put(a, m.vectors.type_of[a], vb)  # as a snapshot that paired them the wrong way round would
-    m.vectors.put(b, m.vectors.type_of[b], va)
+    m.vectors.put(a, m.vectors.type_of(a), vb)  # as a snapshot that paired them the wrong way round would
+    m.vectors.put(b, m.vectors.type_of(b), va)
     stats = m.stats()
     assert not stats["consistent"] and {a, b} <= set(stats["orphans"]["vectors_out_of_step"])
     m.close()
