@@ -39,6 +39,9 @@ CANDIDATES = {
     "default - rerank": replace(DEFAULT, rerank=0),
     "default - info (ratio)": replace(DEFAULT, method="ratio"),
     "default - info (rrf)": replace(DEFAULT, method="rrf"),
+    # A smaller rerank window: fewer texts in its model call (issue 31 §1, 2026-12-02).
+    "rerank 3": replace(DEFAULT, rerank=3),
+    "rerank 4": replace(DEFAULT, rerank=4),
 }
 
 
