@@ -64,6 +64,7 @@ test-fast: install
 
 bench: install
 	$(BIN)/python benchmarks/memory_bench.py
+	$(BIN)/python benchmarks/vocabulary_bench.py
 	$(BIN)/python benchmarks/dashboard_bench.py
 	$(BIN)/python benchmarks/recall_quality.py
 	$(BIN)/python benchmarks/ablation.py
