@@ -138,6 +138,8 @@ def main() -> None:
            "vocabulary as float32 MB": words * embedder.dims * 4 / 2**20,
            "snapshot files MB": sum(p.stat().st_size for p in db.parent.glob("bench.db.*") if p.suffix in (".vectors", ".words")) / 2**20}
     print(" | ".join(f"{k}: {v:.2f}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()), flush=True)
+    if not args.db:  # about 5 GB at 1M facts
+        print(f"# the memory is at {db}: measure it again with --db, or delete its folder", flush=True)
 
 
 if __name__ == "__main__":
