@@ -116,7 +116,9 @@ def evaluation(request: HttpRequest) -> HttpResponse:
     reloading the page must not run it again)."""
     data = request.POST if request.method == "POST" else request.GET
     context: dict = {"sets": set_counts(request), "fusion": data.get("fusion", ""), "chosen": data.getlist("suite")}
-    context["shipped_loaded"] = set(shipped_names()) <= {s["suite"] for s in context["sets"]}
+    loaded = {s["suite"] for s in context["sets"]}
+    context["shipped_missing"] = [n for n in shipped_names() if n not in loaded]
+    context["only_saved"] = loaded <= {"mine"}  # the cases saved from recalls' own set, or none
     error = None
     if request.method == "POST":
         cases = list(selected_cases(request, data))
