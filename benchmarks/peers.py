@@ -1,6 +1,6 @@
 """Memory Desk beside two peers on the same facts and query vectors: hybrid recall latency.
 
-    .venv/bin/python benchmarks/peers.py [--facts 100000] [--queries 200]
+    .venv/bin/python benchmarks/peers.py [--facts 100000] [--queries 200] [--vectors FILE]
 
 Peers (not project dependencies; `pip install sqlite-vec lancedb sqlean.py` to compare, sqlean
 when this Python's sqlite3 cannot load extensions): sqlite-vec + FTS5 in one
@@ -142,13 +142,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--vectors", type=Path, help="keep the facts' and queries' vectors in this .npz for a rerun with the same --facts and --queries")
     args = parser.parse_args()
     model = MiniLM()
     facts = synthetic.facts(args.facts)
     queries = synthetic.questions(args.queries)
     embedder = Fixed(model, {})
+    if args.vectors and args.vectors.exists():
+        kept = np.load(args.vectors)
+        embedder.table.update(zip([f["text"] for f in facts], kept["facts"]))
+        embedder.table.update(zip(queries, kept["queries"]))
     vectors = embedder.embed([f["text"] for f in facts])
     qvecs = embedder.embed(queries)
+    if args.vectors and not args.vectors.exists():
+        np.savez(args.vectors, facts=vectors, queries=qvecs)
     tmp = Path(tempfile.mkdtemp(prefix="peers-"))
     print(f"# peers: {len(facts)} synthetic facts, {len(queries)} queries, query vectors computed beforehand\n")
     print("| system | recall p50 ms | p95 ms |\n|---|---|---|")

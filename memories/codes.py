@@ -21,7 +21,11 @@ ROWS = 4096  # rows a block of codes: what one scan step converts at once (6 MiB
 FIRST = 64  # rows the first block of a type holds; the last block doubles up to ROWS
 PARAMS = 3  # mid, step, err: float32 each
 LEVELS = 127
-RESCORE = 100  # rows rescored past the k asked for (benchmarks/vector_bench.py: the exact top 30 was inside for every query)
+# Rows rescored past the k asked for. Each costs a row read from SQLite (about 4 µs at 10k);
+# the bound's second pass costs another statement. At 100k (200 questions, 30 asked) 30 read
+# 62 rows a query on average (28 with a second pass), 50 read 80 (8), 100 read 130 (none):
+# the same answers, fewest rows at 30 (docs/performance.md, "Ranking alone").
+RESCORE = 30
 SLACK = 1e-6  # past float32's rounding of an exact cosine (half an ulp at 1 is 6e-8)
 U = 2.0**-24  # float32's unit roundoff
 

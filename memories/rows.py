@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -20,11 +21,25 @@ from .codes import PARAMS, ROWS, block_sizes, decode
 INT_BYTES = 36  # at most what an int object (a dict's key or value) takes below 2^63
 DICT_ENTRY = 80  # at most what a new entry adds to a dict's table, counting the resize that doubles it
 THREADS = min(4, os.cpu_count() or 1)  # threads a scan of the codes shares its blocks among
+# Blocks below which `scores` scans on the caller's thread: handing two blocks to the pool cost
+# about what it saved with the second core free, and more with it busy (benchmarks/peers.py at 10k).
+POOL_BLOCKS = 3
+_local = threading.local()  # each scanning thread's float32 decode buffer, kept between scans
 
 
 @cache
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(THREADS, thread_name_prefix="scan")
+
+
+def _buffer(rows: int, dims: int) -> np.ndarray:
+    """This thread's float32 buffer for `rows` rows of `dims` (at most ROWS: 6 MiB at 384 dims),
+    kept for its next scan: a block's decode without an allocation, and its page faults, each
+    time. It grows to the largest block the thread has scanned."""
+    buffer = getattr(_local, "buffer", None)
+    if buffer is None or buffer.shape[1] != dims or len(buffer) < rows:
+        buffer = _local.buffer = np.empty((rows, dims), dtype=np.float32)
+    return buffer
 
 
 def dict_bytes(d: dict, objects: int = 2) -> int:
@@ -148,15 +163,16 @@ class Rows:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Each row's score on its code for one query (float32), the blocks shared among
-        THREADS threads: numpy lets go of the GIL to convert and multiply, and the conversion
-        is most of the work. Each row's product is its own dot (np.vecdot), which BLAS runs on
-        one thread, so the scan's threads never wait for BLAS's."""
+        THREADS threads from POOL_BLOCKS blocks on (fewer are scanned on this thread): numpy
+        lets go of the GIL to convert and multiply, and the conversion is most of the work.
+        Each row's product is its own dot (np.vecdot), which BLAS runs on one thread, so the
+        scan's threads never wait for BLAS's."""
         out = np.empty(self.n, dtype=np.float32)
         q = np.ascontiguousarray(query, dtype=np.float32)
         total = np.float32(q.astype(np.float64).sum())
 
         def scan(blocks: list[tuple[int, np.ndarray, np.ndarray]]) -> None:
-            buffer = np.empty((min(ROWS, self.n), self.dims), dtype=np.float32)
+            buffer = _buffer(min(ROWS, self.n), self.dims)
             for start, codes, params in blocks:
                 b, s = buffer[: len(codes)], out[start : start + len(codes)]
                 np.copyto(b, codes, casting="unsafe")
@@ -165,7 +181,7 @@ class Rows:
                 s += params[:, 0] * total
 
         blocks = list(self.blocks())
-        if len(blocks) < 2:
+        if len(blocks) < POOL_BLOCKS:
             scan(blocks)
         else:
             list(_pool().map(scan, [blocks[t::THREADS] for t in range(THREADS)]))
