@@ -29,15 +29,18 @@ class Background:
         Pairs of the one-row-a-pair table (migration 3) move over without that pass."""
         state, db = self.state, self.state.db
         with state.lock:
-            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'pairs_old'").fetchone():
+            old = "SELECT 1 FROM sqlite_master WHERE name = 'pairs_old'"
+            if db.execute(old).fetchone():
                 with state.writing():
-                    rows = db.execute("SELECT type, score, a, b FROM pairs_old").fetchall()
-                    for t in TYPES:
+                    # Asked again inside the write: another process may have moved them over in between.
+                    rows = db.execute("SELECT type, score, a, b FROM pairs_old").fetchall() if db.execute(old).fetchone() else None
+                    for t in TYPES if rows is not None else ():
                         mine = [r[1:] for r in rows if r[0] == t]
                         if mine:
                             s, a, b = zip(*mine)
                             state.pairs.put_all(t, np.array(s, np.float32), np.array(a, np.int64), np.array(b, np.int64))
-                    db.execute("DROP TABLE pairs_old")
+                    if rows is not None:
+                        db.execute("DROP TABLE pairs_old")
             # Not without the vectors (a memory past its budget): the pass would find no pair and call it done.
             if not state.embedder or state.full or state.pairs_built(state.floor_setting):
                 return
