@@ -101,6 +101,19 @@ def _read(f, h, dtype, count: int) -> np.ndarray:
     return array
 
 
+def _blocks(f, h, params: np.ndarray, dims: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The codes of the rows `params` are of, read from the file, and both laid out in blocks as
+    codes.block_sizes says (the rows' index takes them as they are)."""
+    codes, params_of = [], []
+    for b, size in enumerate(block_sizes(len(params))):
+        k = min(size, len(params) - b * ROWS)
+        codes.append(np.zeros((size, dims), dtype=np.int8))
+        params_of.append(np.zeros((size, PARAMS), dtype=np.float32))
+        codes[-1][:k] = _read(f, h, np.int8, k * dims).reshape(k, dims)
+        params_of[-1][:k] = params[b * ROWS : b * ROWS + k]
+    return codes, params_of
+
+
 def load(db: str, model: str, dims: int) -> Snapshot | None:
     try:
         with open(path_of(db), "rb") as f:
@@ -116,21 +129,11 @@ def load(db: str, model: str, dims: int) -> Snapshot | None:
             if n and (np.any(np.diff(types) < 0) or types[0] < 0 or types[-1] >= len(TYPES)):
                 return None  # every snapshot is written grouped by type
             params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS)
-
-            def coded(start: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-                return _read(f, h, np.int8, k * dims).reshape(k, dims), params[start : start + k]
-
             blocks, start = {}, 0
             for code, t in enumerate(TYPES):
-                codes, params_of = [], []
                 count = int((types == code).sum())
-                for b, size in enumerate(block_sizes(count)):
-                    k = min(size, count - b * ROWS)
-                    codes.append(np.zeros((size, dims), dtype=np.int8))
-                    params_of.append(np.zeros((size, PARAMS), dtype=np.float32))
-                    codes[-1][:k], params_of[-1][:k] = coded(start, k)
-                    start += k
-                blocks[t] = codes, params_of
+                blocks[t] = _blocks(f, h, params[start : start + count], dims)
+                start += count
             if f.read(1) or h.hexdigest() != about["digest"]:
                 return None
         return Snapshot(int(about["seq"]), ids.astype(np.int64), types, blocks, about["origin"])
@@ -178,13 +181,7 @@ def load_words(db: str, model: str, dims: int, epoch: str, origin: str) -> Words
             h = hashlib.blake2b(digest_size=16)
             ids = _read(f, h, "<i8", n)
             params = _read(f, h, "<f4", n * PARAMS).reshape(n, PARAMS)
-            codes, params_of = [], []
-            for b, size in enumerate(block_sizes(n)):
-                k = min(size, n - b * ROWS)
-                codes.append(np.zeros((size, dims), dtype=np.int8))
-                params_of.append(np.zeros((size, PARAMS), dtype=np.float32))
-                codes[-1][:k] = _read(f, h, np.int8, k * dims).reshape(k, dims)
-                params_of[-1][:k] = params[b * ROWS : b * ROWS + k]
+            codes, params_of = _blocks(f, h, params, dims)
             if f.read(1) or h.hexdigest() != about["digest"]:
                 return None
         return WordsSnapshot(int(about["last"]), ids.astype(np.int64), codes, params_of)
