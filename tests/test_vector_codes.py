@@ -12,7 +12,7 @@ import pytest
 
 from memories import codes, snapshot
 from memories.codes import ROWS, block_sizes, encode
-from memories.rows import Rows, dict_bytes
+from memories.rows import CHUNK, Rows, dict_bytes
 from memories.store import Memory
 from memories.vectors import TYPE_CODE, TYPES, VectorIndex
 from tests.fakes import HashEmbedder
@@ -212,6 +212,18 @@ def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
         least = float(np.sort(exact(m, q))[-20])
         missed += 20 - len(index.near(q, "fact", least)[0][0])
     assert missed > 0
+
+
+@pytest.mark.parametrize("n", [1, CHUNK - 1, CHUNK + 1, ROWS + 3 * CHUNK + 7])
+def test_a_scan_in_chunks_scores_each_row_as_its_decoded_code(n):
+    """Each row's score is its decoded code's dot with the query, on either side of a chunk's
+    and a block's edge, one thread or the pool's."""
+    rng = np.random.default_rng(n)
+    rows = Rows(64)
+    rows.extend(np.arange(n, dtype=np.int64), *encode(unit(rng.standard_normal((n, 64)))))
+    q = unit(rng.standard_normal(64))
+    want = np.concatenate([codes.decode(c, p, np.empty((len(c), 64), np.float32)) for _, c, p in rows.blocks()]) @ q
+    np.testing.assert_allclose(rows.scores(q), want, rtol=0, atol=1e-5)
 
 
 def test_the_bytes_counted_are_the_arrays_held_and_growing_never_holds_twice_as_much():
