@@ -23,6 +23,7 @@ import numpy as np
 
 from .allpairs import all_pairs
 from .codes import RESCORE, bound, encode, exact
+from .exact_top import exact_top, norms
 from .rows import DICT_ENTRY, INT_BYTES, Rows
 
 __all__ = ["DICT_ENTRY", "INT_BYTES", "TYPES", "TYPE_CODE", "VectorIndex"]
@@ -39,12 +40,6 @@ Reader = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 def no_table(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     raise RuntimeError("this index has no table to read exact vectors from")
-
-
-def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The L1 and L2 norms of a query (or of each row of `queries`), in float64."""
-    q = queries.astype(np.float64)
-    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1)
 
 
 class VectorIndex:
@@ -158,13 +153,10 @@ class VectorIndex:
                exclude: int | None = None, hidden: Iterable[int] = ()) -> list[tuple[int, float]]:
         """The k nearest facts as (id, exact cosine), best first, ties by id: exact search's answer.
 
-        The best k + RESCORE on the codes (of all the types asked) are rescored. A row left out
-        scores no more than the last of them on its code; if that and the widest bound could
-        still reach the k-th exact cosine, every row that could is rescored too (rare: rows
-        closer together than the codes' error, as in a crowd of near-copies). The `hidden` ids
-        (facts no longer current) are left out before the top k is taken."""
-        wanted = k + RESCORE
-        scored = []  # (part, its scores on the codes, its best rows on them)
+        The best k + RESCORE on the codes (of all the types asked) are rescored, and any other
+        row that could still reach the k-th (exact_top.py). The `hidden` ids (facts no longer
+        current) are left out before the top k is taken."""
+        scored = []  # (part, its scores on the codes)
         for t in [type] if type else TYPES:
             part = self.parts[t]
             if part.n:
@@ -172,30 +164,9 @@ class VectorIndex:
                 s[part.rows_of(hidden)] = -np.inf
                 if exclude in part.row:
                     s[part.row[exclude]] = -np.inf
-                scored.append((part, s, np.argpartition(-s, min(wanted, part.n) - 1)[:wanted]))
-        if not scored:
-            return []
-        best = np.concatenate([s[top] for _, s, top in scored])
-        cut = np.partition(best, len(best) - wanted)[len(best) - wanted] if len(best) > wanted else -np.inf
-        kept, left = [], []  # the rows rescored; (part, scores, its rows rescored, the most a row left out scores)
-        for part, s, top in scored:
-            mine = top[s[top] >= cut]
-            kept.append(part.fact_ids[mine[s[mine] != -np.inf]])
-            if len(mine) < part.n:
-                left.append((part, s, mine, cut if len(mine) < len(top) else s[top].min()))
-        ids, cosines = self._rescored(query, kept)
-        kth = np.sort(cosines)[-k] if len(cosines) >= k else -np.inf
-        q1, q2 = norms(query)
-        more = []
-        for part, s, mine, most in left:
-            if most + bound(part.widest, q1, q2, self.dims) >= kth:
-                rows = np.setdiff1d(np.flatnonzero(s >= kth - bound(part.widest, q1, q2, self.dims)), mine)
-                more.append(part.fact_ids[rows[s[rows] + bound(part.take(rows)[1], q1, q2, self.dims) >= kth]])
-        if more:
-            extra_ids, extra = self._rescored(query, more)
-            ids, cosines = np.concatenate([ids, extra_ids]), np.concatenate([cosines, extra])
-        order = np.lexsort((ids, -cosines))[:k]
-        return [(int(ids[i]), float(cosines[i])) for i in order]
+                scored.append((part, s))
+        ids, cosines = exact_top(scored, query, k, RESCORE, lambda ids: self._rescored(query, [ids]))
+        return [(int(i), float(c)) for i, c in zip(ids, cosines)]
 
     def _rescored(self, query: np.ndarray, ids: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(ids the table holds, their exact cosines with `query`) of these lists of ids."""

@@ -21,10 +21,11 @@ from functools import cache
 import numpy as np
 
 from . import snapshot
-from .codes import bound, encode, exact
+from .codes import encode, exact
+from .exact_top import exact_top
 from .recall import vocabulary_words
 from .rows import Rows
-from .vectors import LOAD_BATCH, norms
+from .vectors import LOAD_BATCH
 
 CANDIDATES = 8  # closest words per query term handed to recall.expand, which keeps at most 3
 RESCORE = 24  # rows rescored past CANDIDATES on the codes (any that could still be closer are too)
@@ -211,27 +212,20 @@ class Vocabulary:
     def closest(self, term_vectors: np.ndarray) -> list[list[tuple[str, float]]]:
         """For each term vector, its CANDIDATES closest words with their exact cosines, ties by id:
         the best CANDIDATES + RESCORE on the codes are rescored, and so is any other word whose
-        code is within its bound of the last of the exact top (as vectors.py `search`)."""
-        rows, n = self.rows, len(self)
-        if not n or not len(term_vectors):
+        code is within its bound of the last of the exact top (exact_top.py)."""
+        if not len(self) or not len(term_vectors):
             return [[] for _ in term_vectors]
-        k, wanted = min(CANDIDATES, n), min(CANDIDATES + RESCORE, n)
         out = []
         for q in term_vectors:
-            s = rows.scores(q)
-            top = np.argpartition(-s, wanted - 1)[:wanted]
-            ids, words, cosines = self._exact(rows.fact_ids[top], q)
-            if wanted < n and len(cosines) >= k:
-                kth = np.sort(cosines)[-k]
-                q1, q2 = norms(q)
-                widest = bound(rows.widest, q1, q2, self.dims)
-                if s[top].min() + widest >= kth:  # a word left out could still be closer
-                    more = np.setdiff1d(np.flatnonzero(s >= kth - widest), top)
-                    more = more[s[more] + bound(rows.take(more)[1], q1, q2, self.dims) >= kth]
-                    extra = self._exact(rows.fact_ids[more], q)
-                    ids, words, cosines = (np.concatenate([a, b]) for a, b in zip((ids, words, cosines), extra))
-            order = np.lexsort((ids, -cosines))[:k]
-            out.append([(str(words[i]), float(cosines[i])) for i in order])
+            words: dict[int, str] = {}
+
+            def rescore(ids: np.ndarray, q=q, words=words) -> tuple[np.ndarray, np.ndarray]:
+                found, held, cosines = self._exact(ids, q)
+                words.update(zip(found.tolist(), held))
+                return found, cosines
+
+            ids, cosines = exact_top([(self.rows, self.rows.scores(q))], q, CANDIDATES, RESCORE, rescore)
+            out.append([(str(words[i]), float(c)) for i, c in zip(ids.tolist(), cosines)])
         return out
 
     def _exact(self, ids: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

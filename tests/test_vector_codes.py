@@ -200,6 +200,20 @@ def test_equal_cosines_rank_by_id_as_search_orders_them():
     assert index.rank_of(q, 5, None)[0] == 4  # the skill (id 4) ties too, before 5
 
 
+def test_a_hidden_fact_stays_out_when_the_table_holds_fewer_than_k():
+    """With fewer than k rescored (vectors missing from the table), every row that could still
+    be in the top is rescored: the hidden ones are not among them."""
+    rng = np.random.default_rng(5)
+    n = 200
+    m = unit(rng.standard_normal((n, 32)))
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    index = VectorIndex(32, Table(ids[:20], m[:20]).read)  # the table lacks 180 of them
+    index.extend(ids, np.zeros(n, np.int8), *encode(m))
+    hidden = tuple(range(1, 11))
+    found = [i for i, _ in index.search(m[0], "fact", 30, hidden=hidden)]
+    assert found == sorted(range(11, 21), key=lambda i: -float(exact(m[i - 1 : i], m[0])[0]))  # the held, not hidden
+
+
 def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
     """The threshold test above can fail: with no bound, rows just over the threshold are lost."""
     rng = np.random.default_rng(1)
