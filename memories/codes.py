@@ -69,6 +69,12 @@ def gamma(k: int) -> float:
     return k * U / (1 - k * U)
 
 
+def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The L1 and L2 norms of a query (or of each row of `queries`), in float64: `bound`'s q1, q2."""
+    q = queries.astype(np.float64)
+    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1)
+
+
 def bound(params: np.ndarray, q1, q2, dims: int) -> np.ndarray:
     """How far a code's score may be from the exact cosine, for rows `params` (..., PARAMS) and
     queries of L1 norm `q1` and L2 norm `q2` (broadcast against the rows): err·|q| for the code,

@@ -13,17 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .codes import bound
+from .codes import bound, norms
 from .rows import Rows
 
 # (ids) -> (those of them the table holds, their exact cosines with the query)
 Rescore = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The L1 and L2 norms of a query (or of each row of `queries`), in float64: the bound's."""
-    q = queries.astype(np.float64)
-    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1)
 
 
 def exact_top(scored: list[tuple[Rows, np.ndarray]], query: np.ndarray, k: int, extra: int,
@@ -49,8 +43,8 @@ def exact_top(scored: list[tuple[Rows, np.ndarray]], query: np.ndarray, k: int, 
     for part, s, mine, most in left:
         widest = bound(part.widest, q1, q2, part.dims)
         if most + widest >= kth:
-            rows = np.setdiff1d(np.flatnonzero(s >= kth - widest), mine)
-            rows = rows[s[rows] != -np.inf]  # left out, even when fewer than k were held
+            # (a row left out stays out, even when fewer than k were held and kth is -inf)
+            rows = np.setdiff1d(np.flatnonzero((s >= kth - widest) & (s != -np.inf)), mine)
             more.append(part.fact_ids[rows[s[rows] + bound(part.take(rows)[1], q1, q2, part.dims) >= kth]])
     if more:
         extra_ids, extra_cosines = rescore(np.concatenate(more))

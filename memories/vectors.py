@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .allpairs import all_pairs
-from .codes import RESCORE, bound, encode, exact
-from .exact_top import exact_top, norms
+from .codes import RESCORE, bound, encode, exact, norms
+from .exact_top import exact_top
 from .rows import DICT_ENTRY, INT_BYTES, Rows
 
 __all__ = ["DICT_ENTRY", "INT_BYTES", "TYPES", "TYPE_CODE", "VectorIndex"]
