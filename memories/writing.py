@@ -144,8 +144,14 @@ class Writer:
     def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
         `conflicts` inside the write and answered with what differs."""
-        near = [(int(i), float(c)) for i, c in zip(ids.tolist(), scores.tolist()) if c >= PROPOSE and i != fid and i not in leave]
-        facts = self.reader.get_many(i for i, _ in near)
+        keep = (scores >= PROPOSE) & (ids != fid) & ~np.isin(ids, np.array(leave, dtype=np.int64))
+        order = np.lexsort((ids[keep], -scores[keep]))  # closest first, then the smaller id
+        near = list(zip(ids[keep][order].tolist(), scores[keep][order].tolist()))
+        facts: dict[int, Fact] = {}
+        for start in range(0, len(near), 4 * PROPOSE_MOST):  # a few rows at a time: a batch's neighbours can be hundreds
+            facts |= self.reader.get_many(i for i, _ in near[start : start + 4 * PROPOSE_MOST])
+            if sum(is_current(f.valid_until, "") for f in facts.values()) >= PROPOSE_MOST:
+                break
         eligible = {i for i, f in facts.items() if is_current(f.valid_until, "")}
         out = []
         for old, score in proposals(near, eligible):
@@ -210,6 +216,7 @@ class Writer:
         low = min(low, PROPOSE)
         within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
         batch: list[tuple[int, str, int]] = []  # (id, type, position in the batch) stored so far
+        lacking: dict[str, None] = {}  # the words those facts bring that the vocabulary lacks
         for n, (item, vector) in enumerate(zip(clean, vectors)):
             text, type = item.text, item.type
             near_ids, near_scores = prior[n]
@@ -237,7 +244,8 @@ class Writer:
                 raise IdTaken(f"fact id {item.id} is in use by another fact")
             # Room for it and those of the batch before it (a 507 rolls back the whole batch).
             more = Counter(t for _, t, _ in batch) + Counter([type])
-            state.ensure_room(dict(more), state.vocab.missing([*(clean[k].text for _, _, k in batch), text]))
+            lacking.update(dict.fromkeys(state.vocab.missing([text])))  # (the table gains the words at the write's end)
+            state.ensure_room(dict(more), list(lacking))
             superseded_by = item.superseded_by if restore else None
             if restore:  # as it was; a backup from before the review was there to be seen: reviewed
                 reviewed_at = item.reviewed_at if item.reviewed_given else created_at

@@ -96,6 +96,19 @@ def test_the_engine_refuses_past_its_budget_and_opens_without_its_vectors(tmp_pa
         memory.close()
 
 
+def test_a_batch_counts_every_new_word_of_the_facts_it_stores(tmp_path, monkeypatch):
+    memory = Memory(tmp_path / "m.db", HashEmbedder())
+    try:
+        memory.add("Alpha beta gamma.")
+        asked = []
+        monkeypatch.setattr(memory.state, "ensure_room", lambda more, words: asked.append((dict(more), list(words))))
+        memory.add_many([{"text": "Alpha delta epsilon."}, {"text": "alpha beta gamma."}, {"text": "Zeta delta eta."}])
+        # the duplicate brings nothing; each word once, those the vocabulary holds left out
+        assert asked == [({"fact": 1}, ["delta", "epsilon"]), ({"fact": 2}, ["delta", "epsilon", "zeta", "eta"])]
+    finally:
+        memory.close()
+
+
 # -- both memories, over HTTP -----------------------------------------------------------
 
 # Bytes: room for a thousand facts or more of varied text at 384 dims (the Worker's 4-bit codes hold
