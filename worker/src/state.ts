@@ -5,6 +5,7 @@
 // writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
+import { vectorsById } from "./exact_rows";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
 import { type Fusion } from "./recall";
@@ -62,14 +63,8 @@ export class State {
   /** An empty index of the facts' codes, whose exact vectors it reads from the vectors table. */
   factIndex(): VectorIndex {
     const { model, dims } = this.embedder;
-    return new VectorIndex(dims, (ids) => {
-      const out = new Map<number, Float32Array>();
-      // The ids' list outside, each looked up by its key: two rows read an id, where `IN (SELECT
-      // value FROM json_each(?))` reads three (the list, its copy and the row).
-      for (const r of this.sql.exec("SELECT v.fact_id, v.embedding FROM json_each(?) AS j CROSS JOIN vectors AS v ON v.fact_id = j.value"
-        + " WHERE v.model = ? AND v.dims = ?", JSON.stringify(ids), model, dims)) out.set(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer));
-      return out;
-    }, FACT_BITS);
+    return new VectorIndex(dims, (ids) => vectorsById(this.sql, "vectors", "fact_id", ids,
+      "t.model = ? AND t.dims = ?", model, dims), FACT_BITS);
   }
 
   /** What `facts` fact rows and `words` words take, held anew. */

@@ -7,6 +7,7 @@
 // transaction, which stores its changed blocks too (state.ts `transact`); should that transaction
 // fail, the index is read again from what storage rolled back to.
 
+import { vectorsById } from "./exact_rows";
 import { vocabularyWords } from "./recall";
 import { VectorIndex } from "./vectors";
 
@@ -26,12 +27,8 @@ export class Vocabulary {
 
   /** An empty index over the words table (by id, this model's words only). */
   newIndex(): VectorIndex {
-    const index = new VectorIndex(this.dims, (ids) => {
-      const out = new Map<number, Float32Array>();
-      for (const r of this.sql.exec("SELECT w.id, w.embedding FROM json_each(?) AS j CROSS JOIN words AS w ON w.id = j.value"
-        + " WHERE w.model = ?", JSON.stringify(ids), this.model)) out.set(r.id as number, new Float32Array(r.embedding as ArrayBuffer));
-      return out;
-    }, WORD_BITS, undefined, WORD_RESCORE);
+    const index = new VectorIndex(this.dims, (ids) => vectorsById(this.sql, "words", "id", ids, "t.model = ?", this.model),
+      WORD_BITS, undefined, WORD_RESCORE);
     index.appendOnly = true;
     return index;
   }

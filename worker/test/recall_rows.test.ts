@@ -4,6 +4,7 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
+import { vectorsById } from "../src/exact_rows";
 import { varint } from "../src/reading";
 import { created } from "./memories";
 
@@ -133,6 +134,21 @@ describe("a recall's rows", () => {
       });
     }, 60_000);
   }
+
+  it("reads a row for each vector a search rescores", async () => {
+    const name = `rows-${Math.random().toString(36).slice(2)}`;
+    await created(`http://memory.test/memories/${name}`);
+    await runInDurableObject(stub(name), async (memory: MemoryObject) => {
+      fill(memory, 1_000);
+      const ids = Array.from({ length: 330 }, (_, i) => 3 * i + 1);  // more than a statement takes
+      let got = new Map<number, Float32Array>();
+      const rows = await rowsRead(memory, () => { got = vectorsById(memory.sql, "vectors", "fact_id", [...ids, 5_000], "t.model = ?", "fake-bow-16"); });
+      expect([...got.keys()].sort((a, b) => a - b)).toEqual(ids);  // 5,000 is no fact
+      const stored = memory.sql.exec<{ embedding: ArrayBuffer }>("SELECT embedding FROM vectors WHERE fact_id = 301").one().embedding;
+      expect([...got.get(301)!]).toEqual([...new Float32Array(stored)]);
+      expect(rows).toBe(ids.length + 1);  // a row an id asked (the missing one its lookup): json_each joined, or an IN list, read two
+    });
+  }, 30_000);
 
   it("decodes SQLite varints", () => {
     expect(varint(new Uint8Array([0x05]))).toBe(5);
