@@ -2,6 +2,7 @@
 // keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
 // query matches, and a text's tokens as the FTS index sees them.
 
+import { byKey } from "./by_key";
 import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
@@ -35,13 +36,7 @@ export class Reader extends Part {
 
   getMany(ids: Iterable<number>): Map<number, Fact> {
     const out = new Map<number, Fact>();
-    const all = [...new Set(ids)];
-    // A Durable Object binds at most 100 parameters a statement.
-    for (let i = 0; i < all.length; i += 100) {
-      const part = all.slice(i, i + 100);
-      const rows = this.sql.exec(`SELECT ${FACT_COLUMNS} FROM facts WHERE id IN (${part.map(() => "?").join(",")})`, ...part);
-      for (const r of rows) out.set(r.id as number, asFact(r));
-    }
+    for (const r of byKey(this.sql, FACT_COLUMNS.split(", ").map((c) => `t.${c}`).join(", "), "facts", "id", [...ids])) out.set(r.id as number, asFact(r));
     return out;
   }
 

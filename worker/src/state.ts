@@ -5,7 +5,7 @@
 // writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
-import { vectorsById } from "./exact_rows";
+import { vectorsById } from "./by_key";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
 import { type Fusion } from "./recall";
@@ -292,9 +292,8 @@ export class State {
     }
     const drawn = held.slice(from);
     const out: number[] = [];
-    for (const r of this.sql.exec("SELECT fact_id, embedding FROM vectors WHERE model = ? AND fact_id IN (SELECT value FROM json_each(?))",
-      this.embedder.model, JSON.stringify(drawn))) {
-      if (!this.vectors.holds(r.fact_id as number, new Float32Array(r.embedding as ArrayBuffer))) out.push(r.fact_id as number);
+    for (const [id, vector] of vectorsById(this.sql, "vectors", "fact_id", drawn, "t.model = ?", this.embedder.model)) {
+      if (!this.vectors.holds(id, vector)) out.push(id);
     }
     return out.sort((a, b) => a - b);
   }

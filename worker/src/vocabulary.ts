@@ -7,7 +7,7 @@
 // transaction, which stores its changed blocks too (state.ts `transact`); should that transaction
 // fail, the index is read again from what storage rolled back to.
 
-import { vectorsById } from "./exact_rows";
+import { byKey, vectorsById } from "./by_key";
 import { vocabularyWords } from "./recall";
 import { VectorIndex } from "./vectors";
 
@@ -51,8 +51,7 @@ export class Vocabulary {
   /** The words held, in the order read (a test compares them with the table). */
   held(): string[] {
     const ids = [...this.index.ids.subarray(0, this.index.size)];
-    const words = new Map(this.sql.exec("SELECT id, word FROM words WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
-      .toArray().map((r) => [r.id as number, r.word as string]));
+    const words = new Map([...byKey(this.sql, "t.id, t.word", "words", "id", ids)].map((r) => [r.id as number, r.word as string]));
     return ids.map((id) => words.get(id)!);
   }
 
@@ -92,8 +91,7 @@ export class Vocabulary {
   missing(texts: string[]): string[] {
     const words = [...new Set(texts.flatMap(vocabularyWords))];
     if (this.off || !words.length) return words;
-    const have = new Set(this.sql.exec<{ word: string }>("SELECT word FROM words WHERE model = ? AND word IN (SELECT value FROM json_each(?))",
-      this.model, JSON.stringify(words)).toArray().map((r) => r.word));
+    const have = new Set([...byKey(this.sql, "t.word", "words", "word", words, "t.model = ?", this.model)].map((r) => r.word as string));
     return words.filter((w) => !have.has(w));
   }
 
@@ -101,8 +99,8 @@ export class Vocabulary {
    * uses needs no model call (each word was embedded alone, as a query term is; writing.py too). */
   vectors(words: string[]): Map<string, Float32Array> {
     if (this.off || !words.length) return new Map();
-    return new Map(this.sql.exec("SELECT word, embedding FROM words WHERE model = ? AND word IN (SELECT value FROM json_each(?))",
-      this.model, JSON.stringify(words)).toArray().map((r) => [r.word as string, new Float32Array(r.embedding as ArrayBuffer)]));
+    return new Map([...byKey(this.sql, "t.word, t.embedding", "words", "word", words, "t.model = ?", this.model)]
+      .map((r) => [r.word as string, new Float32Array(r.embedding as ArrayBuffer)]));
   }
 
   /** Store words inside the caller's write transaction (a word already there is kept). */
@@ -120,8 +118,7 @@ export class Vocabulary {
   closest(termVectors: Float32Array[]): [string, number][][] {
     const found = termVectors.map((q) => this.index.search(q, null, CANDIDATES));
     const ids = [...new Set(found.flat().map(([id]) => id))];
-    const words = new Map(this.sql.exec("SELECT id, word FROM words WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))
-      .toArray().map((r) => [r.id as number, r.word as string]));
+    const words = new Map([...byKey(this.sql, "t.id, t.word", "words", "id", ids)].map((r) => [r.id as number, r.word as string]));
     return found.map((hits) => hits.map(([id, s]): [string, number] => [words.get(id)!, s]));
   }
 }
