@@ -24,7 +24,7 @@ export const STEPS = 4;
 /** Top `depth` of `match` by bm25() as [id, bm25], lower (better) first, ties by id, the
  * `hidden` facts left out before the depth is taken: what `ORDER BY bm25(facts_fts), rowid`
  * with a `NOT IN (hidden)` returns. */
-export function keywordTop(sql: SqlStorage, match: string, depth: number, hidden: Set<number> = new Set()): [number, number][] {
+export function keywordTop(sql: SqlStorage, match: string, depth: number, hidden: { has(id: number): boolean } = new Set()): [number, number][] {
   if (!match || depth <= 0) return [];
   const ranked = sql.exec<Row>(
     "SELECT rowid AS id, rank AS s FROM facts_fts WHERE facts_fts MATCH ? AND rank MATCH 'bm25()' ORDER BY rank", match)[Symbol.iterator]();

@@ -13,7 +13,7 @@ import { idf, information } from "./recall";
 import type { Expansion } from "./searching";
 import { Part } from "./state";
 import { factCount, having } from "./term_counts";
-import type { FactType } from "./vectors";
+import { type FactType, TYPES } from "./vectors";
 
 export class Reader extends Part {
   health() {
@@ -131,12 +131,20 @@ export class Reader extends Part {
    * and not by a `NOT IN` in the query, which FTS5 probes once for every fact the query matches,
    * each probe a row read (the rows a Durable Object is billed for). Of all types, by FTS5's own
    * sort (keyword_top.ts: about as many rows read as returned, where scoring every match in the
-   * statement read two rows a match); of one type, every match is scored, at most `hidden.size`
-   * of the best rows being hidden. */
+   * statement read two rows a match); of one type the same, the other types left out as hidden
+   * ones are (the index holds each fact's type), or, while the memory is full and holds no index,
+   * every match scored, at most `hidden.size` of the best rows being hidden. */
   keyword(match: string, type: FactType | null, depth: number, hidden: Set<number> = new Set()): [number, number][] {
     if (!match) return [];
     try {
       if (!type) return keywordTop(this.sql, match, depth, hidden);
+      if (!this.state.full) {  // the index knows each fact's type: the other types left out as the rows come
+        const index = this.state.vectors, wanted = TYPES.indexOf(type);
+        let unknown = false;  // a fact the index does not hold (none should be): the statement below instead
+        const top = keywordTop(this.sql, match, depth, { has: (id: number) => hidden.has(id) || (index.row.has(id)
+          ? index.types[index.row.get(id)!] !== wanted : (unknown = true)) });
+        if (!unknown) return top;
+      }
       const rows = this.sql.exec<{ id: number; s: number }>("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts"
         + " JOIN facts ON facts.id = facts_fts.rowid WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?",
       match, type, depth + hidden.size);

@@ -4,6 +4,7 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
+import { type FactType, TYPES } from "../src/vectors";
 import { vectorsById } from "../src/by_key";
 import { varint } from "../src/reading";
 import { created } from "./memories";
@@ -30,16 +31,17 @@ const rowsRead = async (memory: MemoryObject, work: () => unknown) => (await rea
 
 const WORDS = "apple river mountain coffee garden window silver purple ocean forest planet rocket violin basket candle mirror pencil ladder tunnel castle".split(" ");
 
-/** `n` facts written straight into the tables (a vector of 16 random numbers each), then loaded. */
-function fill(memory: MemoryObject, n: number): void {
+/** `n` facts written straight into the tables (a vector of 16 random numbers each), then loaded;
+ * `typed`: the i-th fact's type TYPES[i % 3], else all facts. */
+function fill(memory: MemoryObject, n: number, typed = false): void {
   const { sql, ctx } = memory as unknown as { sql: SqlStorage; ctx: DurableObjectState };
   let seed = 1;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   ctx.storage.transactionSync(() => {
     for (let i = 1; i <= n; i++) {
       const text = `The fact number ${i} is about ${WORDS[i % 20]} ${WORDS[(i * 7) % 20]} word${i}.`;
-      sql.exec("INSERT INTO facts (id, text, text_key, type, created_at, updated_at, reviewed_at) VALUES (?, ?, ?, 'fact', ?, ?, ?)",
-        i, text, text.toLowerCase(), "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
+      sql.exec("INSERT INTO facts (id, text, text_key, type, created_at, updated_at, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        i, text, text.toLowerCase(), typed ? TYPES[i % 3] : "fact", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
       sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", i, text);
       const v = Float32Array.from({ length: 16 }, () => random() - 0.5);
       const norm = Math.hypot(...v);
@@ -133,6 +135,31 @@ describe("a recall's rows", () => {
       });
     }, 180_000);
   }
+
+  it("takes a type's keyword list as the rows come, the other types left out: the list the statement gave", async () => {
+    const name = `rows-${Math.random().toString(36).slice(2)}`;
+    await created(`http://memory.test/memories/${name}`);
+    await runInDurableObject(stub(name), async (memory: MemoryObject) => {
+      fill(memory, 3_000, true);
+      const reader = (memory as unknown as { reader: { keyword(m: string, t: FactType | null, d: number, h?: Set<number>): [number, number][] } }).reader;
+      const statement = (match: string, type: FactType, depth: number, hidden: Set<number>) => memory.sql.exec<{ id: number; s: number }>(
+        "SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
+        + " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid", match, type).toArray()
+        .filter((r) => !hidden.has(r.id)).slice(0, depth).map((r) => [r.id, r.s]);
+      for (const match of ['"apple" OR "river"', '"fact" OR "word42"', '"word42" OR "apple"', '"fact"', '"zzyzx"']) {
+        for (const hidden of [new Set<number>(), new Set(Array.from({ length: 300 }, (_, i) => 3 * i + 1))]) {
+          for (const type of TYPES) {
+            let got: [number, number][] = [];
+            const rows = await rowsRead(memory, () => { got = reader.keyword(match, type, 30, hidden); });
+            expect(got, `${match} ${type}`).toEqual(statement(match, type, 30, hidden));
+            // Every fact holds "fact", all tied: the statement read two rows a match (6,000). The
+            // hidden ids (the skills among the first 900 facts) are stepped past in both of the race's reads.
+            if (match === '"fact"') expect(rows, `${match} ${type}`).toBeLessThan(hidden.size ? 3_000 : 500);
+          }
+        }
+      }
+    });
+  }, 60_000);
 
   it("reads a row for each vector a search rescores", async () => {
     const name = `rows-${Math.random().toString(36).slice(2)}`;
