@@ -107,24 +107,33 @@ class Writer:
             (type, text_key(text))).fetchone()
         return (row[0], "replaced", 1.0) if row else None
 
+    def _current_closest(self, ids: np.ndarray, scores: np.ndarray, floor: float, leave: tuple[int, ...],
+                         most: int) -> tuple[dict[int, Fact], list[tuple[int, float]]]:
+        """Of the same-type facts `ids` with their cosines `scores`, those at or above `floor` and
+        not in `leave`, best score first, then lowest id: the facts read, and the first `most`
+        current ones as (id, cosine). Rows are read a few at a time: a crowd is mostly current,
+        and a batch's own neighbours can be hundreds."""
+        keep = (scores >= floor) & ~np.isin(ids, np.array(leave, dtype=np.int64))
+        ids, scores = ids[keep], scores[keep]
+        order = np.lexsort((ids, -scores))
+        closest = list(zip(ids[order].tolist(), scores[order].tolist()))
+        facts: dict[int, Fact] = {}
+        current: list[tuple[int, float]] = []
+        for start in range(0, len(closest), 4 * most):
+            part = closest[start : start + 4 * most]
+            facts |= self.reader.get_many(fid for fid, _ in part)
+            current += [(fid, s) for fid, s in part if fid in facts and is_current(facts[fid].valid_until, "")]
+            if len(current) >= most:
+                break
+        return facts, current[:most]
+
     def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray,
                     leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
         """Of the same-type facts `ids` with their cosines `scores`, the first current one at or
         above the threshold that says the same thing (best score first, then lowest id): one that
         differs in a number, date, name or negation is another fact (dedup.py)."""
-        over = (scores >= self.state.threshold) & ~np.isin(ids, np.array(leave, dtype=np.int64))
-        if not over.any():
-            return None
-        ids, scores = ids[over], scores[over]
-        order = [(int(ids[i]), float(scores[i])) for i in np.lexsort((ids, -scores))]
-        near, facts = [], {}
-        for start in range(0, len(order), 4 * NEAR_CANDIDATES):  # rows read a few at a time: a crowd is mostly current
-            part = order[start : start + 4 * NEAR_CANDIDATES]
-            facts |= self.reader.get_many(fid for fid, _ in part)
-            near += [(fid, s) for fid, s in part if fid in facts and is_current(facts[fid].valid_until, "")]
-            if len(near) >= NEAR_CANDIDATES:
-                break
-        return next(((fid, "near", s) for fid, s in near[:NEAR_CANDIDATES] if distinct(text, facts[fid].text) is None), None)
+        facts, near = self._current_closest(ids, scores, self.state.threshold, tuple(leave), NEAR_CANDIDATES)
+        return next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
 
     def _stale(self) -> list[int]:
         """The facts no longer current (inside the write): never proposed."""
@@ -144,17 +153,9 @@ class Writer:
     def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
         `conflicts` inside the write and answered with what differs."""
-        keep = (scores >= PROPOSE) & (ids != fid) & ~np.isin(ids, np.array(leave, dtype=np.int64))
-        order = np.lexsort((ids[keep], -scores[keep]))  # closest first, then the smaller id
-        near = list(zip(ids[keep][order].tolist(), scores[keep][order].tolist()))
-        facts: dict[int, Fact] = {}
-        for start in range(0, len(near), 4 * PROPOSE_MOST):  # a few rows at a time: a batch's neighbours can be hundreds
-            facts |= self.reader.get_many(i for i, _ in near[start : start + 4 * PROPOSE_MOST])
-            if sum(is_current(f.valid_until, "") for f in facts.values()) >= PROPOSE_MOST:
-                break
-        eligible = {i for i, f in facts.items() if is_current(f.valid_until, "")}
+        facts, near = self._current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_MOST)
         out = []
-        for old, score in proposals(near, eligible):
+        for old, score in proposals(near, {i for i, _ in near}):
             differs = differences(facts[old].text, text)
             self.state.db.execute("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)",
                                   (old, fid, round(score, 6), json.dumps(differs, ensure_ascii=False)))

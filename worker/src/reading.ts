@@ -15,6 +15,8 @@ import { Part } from "./state";
 import { factCount, having } from "./term_counts";
 import { type FactType, TYPES } from "./vectors";
 
+const JOINED_COLUMNS = FACT_COLUMNS.split(", ").map((c) => `t.${c}`).join(", ");  // a fact's, as by_key.ts names its table
+
 export class Reader extends Part {
   health() {
     const full = this.state.full;
@@ -36,7 +38,7 @@ export class Reader extends Part {
 
   getMany(ids: Iterable<number>): Map<number, Fact> {
     const out = new Map<number, Fact>();
-    for (const r of byKey(this.sql, FACT_COLUMNS.split(", ").map((c) => `t.${c}`).join(", "), "facts", "id", [...ids])) out.set(r.id as number, asFact(r));
+    for (const r of byKey(this.sql, JOINED_COLUMNS, "facts", "id", [...ids])) out.set(r.id as number, asFact(r));
     return out;
   }
 
@@ -141,8 +143,13 @@ export class Reader extends Part {
       if (!this.state.full) {  // the index knows each fact's type: the other types left out as the rows come
         const index = this.state.vectors, wanted = TYPES.indexOf(type);
         let unknown = false;  // a fact the index does not hold (none should be): the statement below instead
-        const top = keywordTop(this.sql, match, depth, { has: (id: number) => hidden.has(id) || (index.row.has(id)
-          ? index.types[index.row.get(id)!] !== wanted : (unknown = true)) });
+        const leftOut = (id: number) => {
+          if (hidden.has(id)) return true;
+          const row = index.row.get(id);
+          if (row === undefined) unknown = true;
+          return row === undefined || index.types[row] !== wanted;
+        };
+        const top = keywordTop(this.sql, match, depth, { has: leftOut });
         if (!unknown) return top;
       }
       const rows = this.sql.exec<{ id: number; s: number }>("SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts"
