@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/memory_bench.py [--sizes 1000,10000,100000] [--queries 200] [--million]
 
 Builds one memory up through the sizes with the real model, and at each size measures:
-recall p50/p95 engine-only and through HTTP (both embed the query), the floor (a bare FTS5
+recall p50/p95 engine-only and through HTTP (both embed the query; what HTTP adds is read off each
+request's Server-Timing: its round trip less the engine's time in it), the floor (a bare FTS5
 top 30 + the index's vector top 30 + one query embedding), write p50, /duplicates, import rate (while
 growing to the size, and of 1,024 more facts at the size, beside the model alone embedding
 those 1,024 texts) and peak RSS (this process and the service's), /duplicates at 0.97 and 0.85 (the pairs kept
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import re
 import resource
 import statistics
 import sys
@@ -49,6 +51,12 @@ def timed(fn, *args, **kwargs) -> float:
     t = time.perf_counter()
     fn(*args, **kwargs)
     return time.perf_counter() - t
+
+
+def server_timing(response) -> tuple[float, float]:
+    """The service's Server-Timing (seconds): its engine's time and its app's, in that request."""
+    found = dict(re.findall(r"(\w+);dur=([\d.]+)", response.headers["server-timing"]))
+    return float(found["engine"]) / 1000, float(found["app"]) / 1000
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -243,8 +251,14 @@ def main() -> None:
             for q in queries[:10]:
                 api.post("/recall", json={"query": q})
             http, quiet = [], []  # logged (the default) and not, interleaved
+            added, transport = [], []  # what HTTP adds to the engine's time, read off the same requests
             for q in queries:
-                http.append(timed(api.post, "/recall", json={"query": q}))
+                t = time.perf_counter()
+                r = api.post("/recall", json={"query": q})
+                http.append(time.perf_counter() - t)
+                engine_s, app_s = server_timing(r)
+                added.append(http[-1] - engine_s)
+                transport.append(http[-1] - app_s)
                 quiet.append(timed(api.post, "/recall", json={"query": q, "log": False}))
             t = time.perf_counter()
             api.get("/duplicates", params={"threshold": 0.97})
@@ -270,7 +284,9 @@ def main() -> None:
             "engine recall without rerank p50 ms": pct(unranked, 50),
             "engine recall logged p50 ms": pct(logged, 50),
             "http recall p50 ms": pct(http, 50), "http recall p95 ms": pct(http, 95),
-            "http - engine p50 ms (floor 1)": pct(http, 50) - pct(logged, 50),
+            "http - engine p50 ms (floor 1)": pct(added, 50),
+            "of it transport p50 ms": pct(transport, 50),
+            "http p50 - engine p50 ms (apart)": pct(http, 50) - pct(logged, 50),
             "http recall not logged p50 ms": pct(quiet, 50),
             "write p50 ms": pct(writes, 50),
             "duplicates s": dup_time, "http duplicates s": http_dup,

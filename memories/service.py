@@ -9,6 +9,8 @@ import hmac
 import logging
 import re
 import threading
+import time
+from contextvars import ContextVar
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -44,6 +46,55 @@ def error(status: int, code: str, message: str, **extra) -> JSONResponse:
 
 def has_secret(scope: Scope, secret: bytes) -> bool:
     return hmac.compare_digest(dict(scope["headers"]).get(b"x-memory-secret", b""), secret)
+
+
+# The engine's time within the request being served: Server-Timing's "engine".
+_engine_time: ContextVar[list[float] | None] = ContextVar("engine_time", default=None)
+
+
+async def run(fn: Callable, *args):
+    """`fn(*args)` on a worker thread, so the event loop stays free, its time counted in the
+    request's Server-Timing."""
+    spent = _engine_time.get()
+
+    def timed():
+        started = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            if spent is not None:
+                spent.append(time.perf_counter() - started)
+
+    return await run_in_threadpool(timed)
+
+
+class TimingMiddleware:
+    """`Server-Timing: engine;dur=…, app;dur=…` on every response (ms): the memory's own work, and
+    everything from the request's head to the response's (parsing, checks, JSON). What a client's
+    round trip takes beyond `app` is the transport: benchmarks/memory_bench.py reads all three off
+    the same requests."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, spent = time.perf_counter(), []
+        token = _engine_time.set(spent)
+
+        async def timed_send(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                app_ms = (time.perf_counter() - started) * 1000
+                value = f"engine;dur={sum(spent) * 1000:.3f}, app;dur={app_ms:.3f}".encode()
+                message = {**message, "headers": [*message.get("headers", []), (b"server-timing", value)]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, timed_send)
+        finally:
+            _engine_time.reset(token)
 
 
 class SecretMiddleware:
@@ -89,8 +140,6 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
                 return error(e.status, e.code, str(e))
 
         return endpoint
-
-    run = run_in_threadpool
 
     @route("/health", ["GET"])
     async def health(request: Request) -> Response:
@@ -345,7 +394,7 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     routes = [Route(path, dispatch(path), methods=list(methods)) for path, methods in handlers.items()]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found, Exception: server_error})
     app.state.memory = memory
-    return SecretMiddleware(app, secret)
+    return TimingMiddleware(SecretMiddleware(app, secret))
 
 
 def no_memory(name: str, names: list[str]) -> JSONResponse:
