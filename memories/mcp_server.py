@@ -269,9 +269,11 @@ class BearerToken:
 def serve_http(server: MCPServer, port: int, token: str) -> None:
     import uvicorn
 
+    from .cli import HTTP
+
     app = BearerToken(server.streamable_http_app(host="127.0.0.1"), token)
     print(f"mcp: streamable HTTP on http://127.0.0.1:{port}/mcp (Authorization: Bearer MCP_TOKEN)", file=sys.stderr)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower())
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level=server.settings.log_level.lower(), http=HTTP)
 
 
 def check_memory(client: MemoryClient) -> None:
