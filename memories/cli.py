@@ -18,9 +18,10 @@ from .store import Memory
 
 IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64
 URL_BATCH = 100  # what one POST /facts/batch takes: a Durable Object binds 100 parameters a statement
-# uvicorn's C parser: a request's round trip 0.35 ms less than with h11 (benchmarks/memory_bench.py,
-# 10k facts, 2026-12-02); named, not "auto", so a missing install fails instead of slowing down.
-HTTP = "httptools"
+# uvicorn's pure-Python parser, named so that installing httptools changes nothing. httptools took
+# 0.3 ms off a recall's round trip (docs/performance.md, 2026-12-02), but it refuses a control
+# character in a header with a bare-text 400 before the app can answer its JSON 422.
+HTTP = "h11"
 
 
 def env_float(name: str, default: float) -> float:

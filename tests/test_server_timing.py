@@ -1,12 +1,10 @@
 """The Python service's Server-Timing header, which memory_bench.py reads to say what HTTP adds
-to a recall, and the C parser that keeps that small: against a real service process."""
+to a recall: against a real service process."""
 
 import re
 import time
 
 import httpx
-
-from memories import cli
 
 TIMING = re.compile(r"^engine;dur=(\d+\.\d{3}), app;dur=(\d+\.\d{3})$")
 
@@ -43,8 +41,3 @@ def test_an_error_response_carries_it_too(api):
     assert r.status_code == 400
     timing(r)
 
-
-def test_the_service_runs_on_uvicorns_c_parser_which_is_installed():
-    import httptools  # noqa: F401  (a project dependency: CI fails here, not by slowing down)
-
-    assert cli.HTTP == "httptools"
