@@ -156,6 +156,13 @@ class VectorIndex:
         The best k + RESCORE on the codes (of all the types asked) are rescored, and any other
         row that could still reach the k-th (exact_top.py). The `hidden` ids (facts no longer
         current) are left out before the top k is taken."""
+        return self.top(self.scan(query, type, exclude, hidden), query, k)
+
+    def scan(self, query: np.ndarray, type: str | None = None, exclude: int | None = None,
+             hidden: Iterable[int] = ()) -> list[tuple[Rows, np.ndarray]]:
+        """`search`'s first half: each part asked, with its scores on the codes (-inf for a row
+        left out). It reads no table, so it can run on another thread beside a SQLite
+        statement (recall's keyword list) while no write can change the rows."""
         scored = []  # (part, its scores on the codes)
         for t in [type] if type else TYPES:
             part = self.parts[t]
@@ -165,6 +172,11 @@ class VectorIndex:
                 if exclude in part.row:
                     s[part.row[exclude]] = -np.inf
                 scored.append((part, s))
+        return scored
+
+    def top(self, scored: list[tuple[Rows, np.ndarray]], query: np.ndarray, k: int = 30) -> list[tuple[int, float]]:
+        """`search`'s second half, over a `scan`: the best k rescored from the table (on the
+        thread that holds the read)."""
         ids, cosines = exact_top(scored, query, k, RESCORE, lambda ids: self._rescored(query, [ids]))
         return [(int(i), float(c)) for i, c in zip(ids, cosines)]
 
