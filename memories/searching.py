@@ -4,8 +4,9 @@
    the vocabulary holds keeps its stored vector).
 2. Under one read (`state.reading()`), so every id ranked has its row:
    the plan (vocabulary words close to the query's terms, the FTS5 query), the two candidate
-   lists (BM25 from reading.py, cosine from the index), the terms' counts, `recall.fuse`, and
-   the rows of what will be shown.
+   lists (BM25 from reading.py; cosine from the index, its scan of the codes on another thread
+   beside the plan and the keyword list), the terms' counts, `recall.fuse`, and the rows of
+   what will be shown.
 3. The model again, outside the lock: `recall.rerank` over the fused top.
 Ranking decisions are recall.py's pure functions; this file only feeds them what they need.
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
+from functools import cache
 
 import numpy as np
 
@@ -26,6 +29,13 @@ from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, rerank, 
 from .state import State
 
 log = logging.getLogger(__name__)
+
+
+@cache
+def _beside() -> ThreadPoolExecutor:
+    """Where recall's vector scans run beside their keyword lists. Each memory recalls under its
+    own lock, so these threads serve several memories at once; a fifth at once queues."""
+    return ThreadPoolExecutor(4, thread_name_prefix="recall")
 
 
 @dataclass
@@ -206,15 +216,22 @@ class Searcher:
               fusion: Fusion, mode: str = "hybrid", hidden: tuple[tuple[str, list], tuple[int, ...]] | None = None) -> Ranking:
         """Step 2, under the read the caller holds: plan, the two lists (without the `hidden`
         facts), the counts, fuse."""
-        # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
-        expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
-        words = [e["word"] for e in expansions]
-        match = fusion.match(query, words) if mode != "vector" else ""
-        # The two candidate lists.
-        kw = self.reader.keyword(match, type, fusion.depth, hidden[1] if hidden else ()) if mode != "vector" else []
+        # The vector list's scan of the codes starts on another thread, and the keyword list is
+        # built beside it: numpy and SQLite both let go of the GIL. The scan is waited for
+        # before anything else, an error included: no write may change the rows under it.
         vectors = self.state.vectors
-        vec = (vectors.search(qvec, type, fusion.depth, hidden=hidden[1] if hidden else ())
-               if mode != "keyword" and qvec is not None and len(vectors) else [])
+        scanning = (_beside().submit(vectors.scan, qvec, type, None, hidden[1] if hidden else ())
+                    if mode != "keyword" and qvec is not None and len(vectors) else None)
+        try:
+            # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
+            expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
+            words = [e["word"] for e in expansions]
+            match = fusion.match(query, words) if mode != "vector" else ""
+            kw = self.reader.keyword(match, type, fusion.depth, hidden[1] if hidden else ()) if mode != "vector" else []
+        finally:
+            if scanning:
+                wait([scanning])
+        vec = vectors.top(scanning.result(), qvec, fusion.depth) if scanning else []
         # How much the keyword list's terms tell (method "info"), and the fused order.
         counts, info = self.reader.term_counts(fusion.terms(query, words), expansions) if kw else ([], None)
         fused = fuse([(fid, -score) for fid, score in kw], vec, fusion, info)

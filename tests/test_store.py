@@ -419,6 +419,25 @@ def test_recall_reads_its_facts_before_a_concurrent_delete_can_land(fake_memory,
     assert sorted(r["fact"]["id"] for r in fake_memory.recall("parcel depot")["results"]) == ids[1:]
 
 
+def test_recall_waits_for_its_vector_scan_even_when_its_keyword_list_fails(fake_memory, monkeypatch):
+    # The scan of the codes runs on another thread beside the keyword list, over rows a write may
+    # change as soon as recall lets go of the lock: it must be over by then, whatever failed.
+    fake_memory.add("The blue heron nests by the mill pond.")
+    vectors, real_scan, scans = fake_memory.state.vectors, fake_memory.state.vectors.scan, []
+
+    def slow_scan(*args):
+        time.sleep(0.3)
+        out = real_scan(*args)
+        scans.append(threading.current_thread().name)
+        return out
+
+    monkeypatch.setattr(vectors, "scan", slow_scan)
+    monkeypatch.setattr(fake_memory.reader, "keyword", lambda *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        fake_memory.recall("heron pond")
+    assert len(scans) == 1 and scans[0].startswith("recall")  # beside, on the recall thread, and over
+
+
 def test_explain_reads_while_another_process_holds_the_write_lock(fake_memory):
     fid = fake_memory.add("Running dogs chase cats.").fact.id
     other = sqlite3.connect(fake_memory.path, isolation_level=None, timeout=0)
