@@ -145,20 +145,25 @@ def timed(fn, *args) -> float:
     return time.perf_counter() - t
 
 
+def prepared(facts: int, queries: int, vectors: Path | None) -> tuple[list[dict], list[str], Fixed]:
+    """The synthetic facts and questions, and the model's vectors for them: read from `vectors`
+    (an .npz a run with the same counts kept) when it exists, else embedded as they are asked for."""
+    facts, questions = synthetic.facts(facts), synthetic.questions(queries)
+    embedder = Fixed(MiniLM(), {})
+    if vectors and vectors.exists():
+        kept = np.load(vectors)
+        embedder.table.update(zip([f["text"] for f in facts], kept["facts"]))
+        embedder.table.update(zip(questions, kept["queries"]))
+    return facts, questions, embedder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--vectors", type=Path, help="keep the facts' and queries' vectors in this .npz for a rerun with the same --facts and --queries")
     args = parser.parse_args()
-    model = MiniLM()
-    facts = synthetic.facts(args.facts)
-    queries = synthetic.questions(args.queries)
-    embedder = Fixed(model, {})
-    if args.vectors and args.vectors.exists():
-        kept = np.load(args.vectors)
-        embedder.table.update(zip([f["text"] for f in facts], kept["facts"]))
-        embedder.table.update(zip(queries, kept["queries"]))
+    facts, queries, embedder = prepared(args.facts, args.queries, args.vectors)
     vectors = embedder.embed([f["text"] for f in facts])
     qvecs = embedder.embed(queries)
     if args.vectors and not args.vectors.exists():
