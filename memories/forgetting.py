@@ -28,6 +28,7 @@ def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:
         recall_log.forget(fact_id)
         drop_unheld_words(state, texts, after)
         after.append(state.text_vectors.clear)  # recall's kept texts may hold its words
+        after.append(state.term_lists.clear)  # ... and the term lists its words' stems
     return removed
 
 

@@ -194,7 +194,10 @@ STATS = obj(
                        "and the vectors recall searches in memory are exactly those of the vectors table"},
         "memory_bytes": {"type": "integer", "description": "bytes the vectors and words in memory take: exact for "
                          "their arrays, an upper bound for their maps (the pairs are read from their table)"},
-        "memory_parts": obj({"vectors": {"type": "integer"}, "vocabulary": {"type": "integer"}, "text_vectors": {"type": "integer"}}),
+        "memory_parts": obj({"vectors": {"type": "integer"}, "vocabulary": {"type": "integer"}, "text_vectors": {"type": "integer"},
+                             "term_lists": {"type": "integer", "description": "the local service only: the keyword list's own "
+                                            "postings, up to MEMORY_TERM_LISTS_BYTES"}},
+                            ["vectors", "vocabulary", "text_vectors"]),
         "memory_budget": {"type": ["integer", "null"], "description": "MEMORY_BUDGET_BYTES (null: none, the local "
                           "service's default; the Worker's is 100 MiB)"},
         "capacity_facts": {"type": "integer", "description": "the Worker only: about how many facts of its model fit "

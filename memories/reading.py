@@ -18,6 +18,7 @@ from .history import client_matches
 from .lifecycle import clean_as_of, clean_status, status_filter
 from .recall import idf, information, quote
 from .state import State
+from .term_lists import varint
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,11 @@ class Reader:
         before the top is taken: the best depth + len(hidden) hold depth others, if there are."""
         if not match:
             return []
+        if not type:  # our own lists, when they hold the query's terms (term_lists.py): the same list
+            found = self.state.term_lists.top(match, depth + len(hidden), self.state.seq)
+            if found is not None:
+                leave = set(hidden)
+                return [r for r in found if r[0] not in leave][:depth]
         if type:
             sql = ("SELECT facts_fts.rowid, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
                    " WHERE facts_fts MATCH ? AND facts.type = ? ORDER BY s, facts_fts.rowid LIMIT ?")
@@ -168,6 +174,9 @@ class Reader:
 
     def having(self, term: str) -> int:
         """How many facts hold `term`."""
+        held = self.state.term_lists.having(term, self.state.seq)
+        if held is not None:
+            return held
         return self.state.db.execute(
             "SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]
 
@@ -235,21 +244,3 @@ class Reader:
                 return [r[0] for r in db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
             finally:
                 db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
-
-
-def varint(data: bytes) -> int:
-    """SQLite's variable-length integer (as FTS5 writes it): big-endian 7-bit groups with a
-    continuation bit, the ninth byte whole."""
-    value = 0
-    for i, byte in enumerate(data[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return value
-
-
-def match_terms(match: str) -> list[str]:
-    """The quoted terms (and phrases) of a MATCH expression that `match_expression` built."""
-    return [t[1:-1].replace('""', '"') for t in match.split(" OR ")] if match else []

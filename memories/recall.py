@@ -90,6 +90,11 @@ def match_expression(text: str, with_phrases: bool = False, alias_self: bool = F
     return " OR ".join(parts)
 
 
+def match_terms(match: str) -> list[str]:
+    """The quoted terms (and phrases) of a MATCH expression that `match_expression` built."""
+    return [t[1:-1].replace('""', '"') for t in match.split(" OR ")] if match else []
+
+
 # Query expansion: the memory's own words that the model finds close to a query term. The
 # vocabulary is each fact's words that could carry meaning (no stop words, digits or words of
 # one or two letters), each embedded alone; a query term brings in its closest words.

@@ -24,8 +24,8 @@ import numpy as np
 from .facts import MODES, Fact, InvalidInput, check_query
 from .lifecycle import clean_as_of, is_current
 from .lifecycle import hidden as hidden_sql
-from .reading import Reader, match_terms
-from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, rerank, rerank_plan, terms, via
+from .reading import Reader
+from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via
 from .state import State
 
 log = logging.getLogger(__name__)

@@ -40,6 +40,7 @@ from .migrations import migrate, transaction
 from .models import numbers_for
 from .pairs import Pairs
 from .recall import Fusion
+from .term_lists import TermLists
 from .text_vectors import TextVectors
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary
@@ -114,6 +115,7 @@ class State:
         self.vectors = VectorIndex(self.dims, self.read_vectors)
         self.vocab = Vocabulary(self.db, self.model, self.dims, self.lock, self.path)
         self.text_vectors = TextVectors()  # the texts recall embeds, kept (text_vectors.py)
+        self.term_lists = TermLists(self.db)  # the keyword list's own postings (term_lists.py)
         self.version: int | None = None  # PRAGMA data_version when the index was last in step
         self.seq: int | None = None  # the last vector_changes entry the index includes
         self.saved_seq: int | None = None  # ... and the snapshot on disk
@@ -300,7 +302,8 @@ class State:
 
     def memory_bytes(self) -> dict[str, int]:
         """The bytes the vectors and words in memory take (exact for the arrays, a bound for the maps)."""
-        return {"vectors": self.vectors.nbytes(), "vocabulary": self.vocab.nbytes(), "text_vectors": self.text_vectors.nbytes()}
+        return {"vectors": self.vectors.nbytes(), "vocabulary": self.vocab.nbytes(), "text_vectors": self.text_vectors.nbytes(),
+                "term_lists": self.term_lists.nbytes()}
 
     def ensure_room(self, more: dict[str, int], words: list[str]) -> None:
         """MemoryFull unless `more[type]` new facts and `words` new words fit in the budget."""

@@ -25,12 +25,13 @@ LIMIT = 4 * 1024 * 1024  # about 2,500 MiniLM vectors with their texts
 ENTRY = 100 + sys.getsizeof(np.empty(0, dtype=np.float32))
 
 
-def configured() -> int:
-    raw = os.environ.get("MEMORY_TEXT_VECTORS_BYTES", "").strip()
+def configured(name: str = "MEMORY_TEXT_VECTORS_BYTES", default: int = LIMIT) -> int:
+    """A bound in bytes the environment sets (term_lists.py's too), else `default`."""
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return LIMIT
+        return default
     if not raw.isdigit():
-        raise SystemExit(f"error: MEMORY_TEXT_VECTORS_BYTES must be a whole number of bytes, not {raw!r}")
+        raise SystemExit(f"error: {name} must be a whole number of bytes, not {raw!r}")
     return int(raw)
 
 
