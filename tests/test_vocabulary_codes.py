@@ -70,3 +70,24 @@ def test_its_snapshot_opens_in_place_of_the_table_and_not_after_a_word_is_droppe
         assert snapshot.load_words(str(path), memory.state.model, memory.state.dims, memory.vocab.epoch(), origin) is None
     finally:
         memory.close()
+
+
+def test_a_terms_closest_words_are_kept_until_a_word_comes_or_goes(tmp_path):
+    memory = Memory(tmp_path / "m.db", HashEmbedder())
+    try:
+        memory.add_many([{"text": "Ottoline keeps bees."}, {"text": "Ottoline keeps goats."}])
+        vocab, q = memory.vocab, HashEmbedder().embed(["bees", "goats"])
+        first = vocab.closest(q)
+        rescored = []
+        exact_of = vocab._exact
+        vocab._exact = lambda ids, v: rescored.append(len(ids)) or exact_of(ids, v)
+        assert vocab.closest(q) == first and not rescored  # kept: nothing read again
+        assert memory.add("Marguerite paints lighthouses.").created  # words come: asked anew
+        assert "lighthouses" in [w for w, _ in vocab.closest(q)[0]] and rescored
+        with memory.state.writing():
+            vocab.drop(["bees"])  # as a forget drops a word no fact holds (its epoch moves on)
+        vocab.reload()
+        assert "bees" not in [w for w, _ in vocab.closest(q)[0]] + [w for w, _ in vocab.closest(q)[1]]
+        assert vocab.nbytes() > vocab.rows.nbytes()  # what is kept is counted
+    finally:
+        memory.close()
