@@ -71,11 +71,6 @@ class Vocabulary:
         self.path = path
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
-        # A term's closest words, by its vector's bytes: the same vector and the same words give
-        # the same answer, so they are kept until a word comes or goes (`_kept_for`).
-        self._kept: OrderedDict[bytes, list[tuple[str, float]]] = OrderedDict()
-        self._kept_for: tuple | None = None
-        self._kept_bytes = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -84,6 +79,15 @@ class Vocabulary:
         self.saved: tuple | None = None  # (last, epoch) of the snapshot on disk
         self._ahead: tuple[str, Future] | None = None  # (epoch, the snapshot being read): `read_ahead`
         self.off = False  # True: holding no word (a memory past its budget: state.py)
+        self.forget_closest()
+
+    def forget_closest(self) -> None:
+        """Keep no term's closest words. They are kept by the term vector's hash: the same vector
+        and the same words give the same answer, so they stay until a word comes or goes
+        (`_kept_for`), or the words are read anew."""
+        self._kept: OrderedDict[bytes, list[tuple[str, float]]] = OrderedDict()
+        self._kept_for: tuple | None = None
+        self._kept_bytes = 0
 
     def __len__(self) -> int:
         return self.rows.n
