@@ -68,6 +68,8 @@ def ours(tmp: Path, embedder: Fixed, facts: list[dict], queries: list[str]) -> N
 
     def cold(query: str) -> None:
         kept.clear()
+        memory.vocab.forget_closest()  # nor the closest words of its terms, nor their lists
+        memory.state.term_lists.clear()
         memory.recall(query)
 
     report("Memory Desk engine, full recall with the model", [timed(cold, q) for q in queries])
