@@ -149,7 +149,7 @@ class Reader:
         if not match:
             return []
         if not type:  # our own lists, when they hold the query's terms (term_lists.py): the same list
-            found = self.state.term_lists.top(match, depth + len(hidden), self.state.seq)
+            found = self.state.term_lists.top(match, depth + len(hidden), self.state.committed_seq)
             if found is not None:
                 leave = set(hidden)
                 return [r for r in found if r[0] not in leave][:depth]
@@ -174,7 +174,7 @@ class Reader:
 
     def having(self, term: str) -> int:
         """How many facts hold `term`."""
-        held = self.state.term_lists.having(term, self.state.seq)
+        held = self.state.term_lists.having(term, self.state.committed_seq)
         if held is not None:
             return held
         return self.state.db.execute(

@@ -123,6 +123,13 @@ class State:
         self.vocabulary_ready = threading.Event()  # set once the vocabulary holds every fact's words
         self.closing = False  # a background build stops at its next batch
         self.keyword_errors = 0  # FTS5 searches that failed since opening (recall went on by vector)
+        self.in_write = False  # inside `writing()`: rows not committed yet, which the term lists must not take
+
+    @property
+    def committed_seq(self) -> int | None:
+        """The change log's entry the file is at, outside a write (None inside one, or without
+        the log kept: no model). What the term lists follow."""
+        return None if self.in_write else self.seq
 
     @property
     def model(self) -> str | None:
@@ -215,9 +222,13 @@ class State:
         with self.lock:
             after: list[Callable[[], None]] = []
             with transaction(self.db):
-                self.sync()
-                yield after
-                last = self.last_change()
+                self.in_write = True
+                try:
+                    self.sync()
+                    yield after
+                    last = self.last_change()
+                finally:
+                    self.in_write = False
             for apply in after:
                 apply()
             self.seq = last  # committed: the index is at it

@@ -219,3 +219,22 @@ def test_the_facts_recall_leaves_out_are_left_out_as_fts5_leaves_them(filled):
         finally:
             lists.limit = limit
     assert got == expected and len(got) == 10 and not set(hidden) & {fid for fid, _ in got}
+
+
+def test_inside_a_write_fts5_answers_and_the_lists_take_nothing_uncommitted(filled):
+    match = '"tea" OR "opera"'
+    asked_twice(filled, [match])
+    lists = filled.state.term_lists
+    with pytest.raises(RuntimeError):
+        with filled.state.writing():
+            filled.db.execute("INSERT INTO facts_fts (rowid, text) VALUES (99999, 'tea tea opera')")
+            with filled.state.reading():  # (a read inside the write joins it)
+                assert filled.reader.keyword(match, None, 30)[0][0] == 99999  # FTS5's, uncommitted row and all
+                assert filled.reader.having("tea") == fts5_count(filled, "tea")
+            raise RuntimeError("the write fails: nothing of it stays")
+    assert ours(filled, match) == [tuple(r) for r in fts5(filled, match)]
+    assert all(99999 not in ids for ids, _ in lists._lists.values())
+
+
+def fts5_count(memory: Memory, term: str) -> int:
+    return memory.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]
