@@ -238,3 +238,13 @@ def test_inside_a_write_fts5_answers_and_the_lists_take_nothing_uncommitted(fill
 
 def fts5_count(memory: Memory, term: str) -> int:
     return memory.db.execute("SELECT count(*) FROM facts_fts WHERE facts_fts MATCH ?", (quote(term),)).fetchone()[0]
+
+
+def test_a_fact_longer_than_127_tokens_has_its_length_read_whole(filled):
+    """FTS5 writes a length past 127 in two varint bytes: the first alone would be wrong."""
+    long = filled.add(" ".join(["tea"] + [f"w{i}" for i in range(300)]) + ".").fact.id
+    asked_twice(filled, ['"tea" OR "opera"'])
+    assert filled.state.term_lists.length[long] == 301  # tea and w0 to w299
+    assert ours(filled, '"tea" OR "opera"') == [tuple(r) for r in fts5(filled, '"tea" OR "opera"')]
+    filled.add(" ".join(["opera"] * 3 + [f"v{i}" for i in range(200)]) + ".")  # patched in, as long
+    assert ours(filled, '"tea" OR "opera"') == [tuple(r) for r in fts5(filled, '"tea" OR "opera"')]
