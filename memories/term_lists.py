@@ -14,7 +14,8 @@ log that keeps the vector index in step (state.py; every write to a fact's text 
 vector too), so another process's writes are patched in as this one's are.
 
 What the lists cannot answer, FTS5 answers as before: a type filter, a quoted term that is not
-one token (a phrase), a query whose lists are not all held.
+one token (a phrase), a term in more than MOST_POSTINGS facts, a query whose lists are not all
+held.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ CHUNK = 500  # fact ids a read names at once
 STEMS = 10_000  # query terms whose stems, and stems asked once, are remembered
 PATCH_MOST = 10_000  # changed facts past which the lists are dropped rather than patched
 POSTING = 6  # bytes: an int32 id and a uint16 count
+# A term in more facts than this is left to FTS5: scoring its list at once takes tens of MB for
+# a moment (at 1M facts a word every fact holds took the peak 36 MB up, past the 1.2 GB floor).
+MOST_POSTINGS = 250_000
+SCORED = 65_536  # postings scored at a time: each fact's sum is still added phrase by phrase
 ENTRY = 400  # bytes a list holds beside its postings: its stem, the map's slot, two arrays' headers
 
 
@@ -96,19 +101,19 @@ class TermLists:
             return []
         rows, tokens = varints(record)[:2]
         avgdl = float(tokens) / float(rows)
-        scores = np.zeros(len(self.length), np.float64)
-        touched = []
+        scores = np.zeros(len(self.length), np.float64)  # (a fact that matches scores above 0)
         # Phrase by phrase in the MATCH's order, each adding what fts5Bm25Function adds in its
         # order of operations: the same doubles. (A stem twice counts twice, as in FTS5.)
         for stem in stems:
             ids, counts = self._lists[stem]
             idf = math.log((rows - len(ids) + 0.5) / (len(ids) + 0.5))
             idf = idf if idf > 0 else 1e-6
-            f = counts.astype(np.float64)
-            d = self.length[ids].astype(np.float64)
-            scores[ids] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
-            touched.append(ids)
-        ids = np.unique(np.concatenate(touched)) if len(touched) > 1 else touched[0]
+            for at in range(0, len(ids), SCORED):
+                part = ids[at : at + SCORED]
+                f = counts[at : at + SCORED].astype(np.float64)
+                d = self.length[part].astype(np.float64)
+                scores[part] += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+        ids = np.flatnonzero(scores)
         found = scores[ids]
         if len(ids) > depth:  # every fact scoring at least the depth-th, ties included
             keep = np.flatnonzero(found >= np.partition(found, len(found) - depth)[len(found) - depth])
@@ -155,6 +160,11 @@ class TermLists:
     def _read(self, missing: list[str]) -> bool:
         """Read the lists of `missing` from FTS5 (and the lengths, the first time); False (and
         none kept) when they would not fit."""
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, facts_fts, row)")
+        for stem in missing:  # (FTS5's count walks the term's doclist: a read of its list costs far more)
+            held = self.db.execute("SELECT doc FROM temp.fts_rows WHERE term = ?", (stem,)).fetchone()
+            if held and held[0] > MOST_POSTINGS:
+                return False
         if not len(self.length) and not self._read_lengths():
             return False
         lists = {}

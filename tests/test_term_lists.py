@@ -248,3 +248,17 @@ def test_a_fact_longer_than_127_tokens_has_its_length_read_whole(filled):
     assert ours(filled, '"tea" OR "opera"') == [tuple(r) for r in fts5(filled, '"tea" OR "opera"')]
     filled.add(" ".join(["opera"] * 3 + [f"v{i}" for i in range(200)]) + ".")  # patched in, as long
     assert ours(filled, '"tea" OR "opera"') == [tuple(r) for r in fts5(filled, '"tea" OR "opera"')]
+
+
+def test_a_term_in_too_many_facts_is_left_to_fts5_and_never_read(filled, monkeypatch):
+    from memories import term_lists
+
+    monkeypatch.setattr(term_lists, "MOST_POSTINGS", 60)  # "tea" is in far more of the 400
+    lists = filled.state.term_lists
+    for _ in range(3):
+        assert ours(filled, '"tea" OR "opera"') is None
+    assert lists.reads == 0 and len(lists) == 0 and lists.nbytes() == 0  # not even the lengths read
+    with filled.state.reading():
+        assert filled.reader.keyword('"tea" OR "opera"', None, 30) == fts5(filled, '"tea" OR "opera"')
+    asked_twice(filled, ['"n1x7"'])  # a rare word still has its list
+    assert ours(filled, '"n1x7"') == [tuple(r) for r in fts5(filled, '"n1x7"')] and lists.reads == 1
