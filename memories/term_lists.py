@@ -3,8 +3,8 @@ read from FTS5 and kept in step with the file, scored with numpy in FTS5's own a
 the list is the one `ORDER BY bm25(facts_fts), rowid` gives, ids and scores to the bit.
 
 FTS5's bm25() is an auxiliary function, called once for every row the MATCH finds: at 100k facts
-a broad recall spends most of its keyword time there (benchmarks/term_lists_bench.py: 5.8 ms
-against 1.4 for the same lists scored here, p50).
+a broad recall spends most of its keyword time there (benchmarks/term_lists_bench.py: 6.1 ms
+against 0.75 for the same lists scored here, p50).
 
 A term's list is read the second time a recall asks for it (a word asked once costs no read:
 about 0.4 microseconds a posting), with each fact's length in tokens on the first. What is held
