@@ -18,7 +18,7 @@ from .history import client_matches
 from .lifecycle import clean_as_of, clean_status, status_filter
 from .recall import idf, information, quote
 from .state import State
-from .term_lists import varint
+from .term_lists import averages, tokens_of, varint
 
 log = logging.getLogger(__name__)
 
@@ -195,8 +195,8 @@ class Reader:
     def indexed_rows(self) -> int:
         """The row count bm25() itself uses: the first varint of FTS5's averages record (row 1
         of facts_fts_data). One row read, where count(*) walks the table (about 20 ms at 1M)."""
-        row = self.state.db.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
-        return varint(row[0]) if row and row[0] else 0
+        record = averages(self.state.db)
+        return varint(record) if record else 0
 
     def matching(self, match: str, ids: list[int], columns: str = "rowid") -> list[tuple]:
         """Rows of `ids` that `match` matches (only these: cheap even when the match is broad)."""
@@ -235,12 +235,5 @@ class Reader:
 
     def tokens(self, text: str) -> list[str]:
         """`text` as the FTS index sees it: lower-cased, split and Porter-stemmed."""
-        # Only the temp database is written, statement by statement: no lock on the memory itself,
-        # so reads that call this never wait on or block a writer in another process.
-        db = self.state.db
         with self.state.lock:
-            rowid = db.execute("INSERT INTO temp.probe (text) VALUES (?)", (text,)).lastrowid
-            try:
-                return [r[0] for r in db.execute("SELECT term FROM temp.probe_terms WHERE doc = ? ORDER BY offset", (rowid,))]
-            finally:
-                db.execute("DELETE FROM temp.probe WHERE rowid = ?", (rowid,))
+            return tokens_of(self.state.db, [text])[0]

@@ -87,7 +87,7 @@ class TermLists:
         lower first, ties by id: what FTS5 gives. None when FTS5 must answer."""
         try:
             stems = self._held(match_terms(match), seq)
-            record = self._averages()
+            record = averages(self.db)
         except sqlite3.Error:
             log.exception("the term lists could not be read: FTS5 answers")
             self._drop()
@@ -194,12 +194,16 @@ class TermLists:
         """Each fact's tokens, from FTS5's docsize rows; False when its ids run too high for
         the array to be worth holding (a restore from a sparse backup, say)."""
         top = self.db.execute("SELECT max(id) FROM facts_fts_docsize").fetchone()[0] or 0
-        if (top + 1) * 2 > self.limit // 2 or top >= 2**31:
+        if self._too_high(top):
             return False
         self.length = np.zeros(top + 1, np.uint16)
         for fid, sz in self.db.execute("SELECT id, sz FROM facts_fts_docsize"):
             self.length[fid] = sz[0] if sz[0] < 0x80 else varints(sz)[0]
         return True
+
+    def _too_high(self, top: int) -> bool:
+        """Ids up to `top` would take the lengths past half the bound, or past an int32."""
+        return (top + 1) * 2 > self.limit // 2 or top >= 2**31
 
     def _stem(self, terms: list[str]) -> list[str] | None:
         """Each term's one token, by the index's own tokenizer; None if a term is not one."""
@@ -207,27 +211,10 @@ class TermLists:
         if unknown:
             if len(self._stems) + len(unknown) > STEMS:
                 self._stems.clear()
-            for term, tokens in zip(unknown, self._tokens(unknown)):
+            for term, tokens in zip(unknown, tokens_of(self.db, unknown)):
                 self._stems[term] = tokens[0] if len(tokens) == 1 else None
         stems = [self._stems.get(t) for t in terms]
         return None if None in stems else stems
-
-    def _tokens(self, texts: list[str]) -> list[list[str]]:
-        """Each text's tokens in order, through reading.Reader.open's probe table (only the temp
-        database is written, so a read never blocks another process's writer)."""
-        out: list[list[str]] = [[] for _ in texts]
-        self.db.executemany("INSERT INTO temp.probe (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
-        try:
-            for doc, term in self.db.execute("SELECT doc, term FROM temp.probe_terms ORDER BY doc, offset"):
-                out[doc - 1].append(term)
-        finally:
-            self.db.execute("DELETE FROM temp.probe")
-        return out
-
-    def _averages(self) -> bytes:
-        """FTS5's averages record (its row count and total tokens: N and avgdl of bm25())."""
-        row = self.db.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
-        return row[0] if row and row[0] else b""
 
     # -- keeping them in step ----------------------------------------------------------
 
@@ -255,11 +242,11 @@ class TermLists:
         for i in range(0, len(changed), CHUNK):
             part = changed[i : i + CHUNK]
             rows = self.db.execute(f"SELECT id, text FROM facts WHERE id IN ({','.join('?' * len(part))})", part).fetchall()
-            now.update(zip((r[0] for r in rows), self._tokens([r[1] for r in rows])))
+            now.update(zip((r[0] for r in rows), tokens_of(self.db, [r[1] for r in rows])))
         gone = np.array(changed, np.int64)
         if len(self.length):
             if max(changed) >= len(self.length):
-                if (max(changed) + 1) * 2 > self.limit // 2 or max(changed) >= 2**31:
+                if self._too_high(max(changed)):
                     self._drop()
                     return
                 grown = np.zeros(max(max(changed) + 1, len(self.length) * 5 // 4), np.uint16)
@@ -291,6 +278,27 @@ class TermLists:
                 self._put(stem, (ids, counts))
             else:  # no fact holds it now
                 self._bytes -= size(self._lists.pop(stem)[0])
+
+
+def averages(db: sqlite3.Connection) -> bytes:
+    """FTS5's averages record (row 1 of facts_fts_data): its row count, then each column's total
+    tokens, the N and avgdl of bm25(); b"" for an index that never held a row."""
+    row = db.execute("SELECT block FROM facts_fts_data WHERE id = 1").fetchone()
+    return row[0] if row and row[0] else b""
+
+
+def tokens_of(db: sqlite3.Connection, texts: list[str]) -> list[list[str]]:
+    """Each text's tokens in order, by the index's own tokenizer, through reading.Reader.open's
+    probe table (inside the engine's lock). Only the temp database is written, statement by
+    statement, so a read that calls this never waits on or blocks another process's writer."""
+    out: list[list[str]] = [[] for _ in texts]
+    db.executemany("INSERT INTO temp.probe (rowid, text) VALUES (?, ?)", enumerate(texts, 1))
+    try:
+        for doc, term in db.execute("SELECT doc, term FROM temp.probe_terms ORDER BY doc, offset"):
+            out[doc - 1].append(term)
+    finally:
+        db.execute("DELETE FROM temp.probe")
+    return out
 
 
 def size(ids: np.ndarray) -> int:

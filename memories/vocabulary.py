@@ -235,7 +235,7 @@ class Vocabulary:
         code is within its bound of the last of the exact top (exact_top.py)."""
         if not len(self) or not len(term_vectors):
             return [[] for _ in term_vectors]
-        held = (self.epoch(), self.last, self.rows.n, id(self.rows))
+        held = (self.epoch(), self.last, self.rows.n)  # (reading the words anew forgets them: `_reset`)
         if held != self._kept_for:
             self._kept.clear()  # (a dropped word must not outlive its drop here either)
             self._kept_bytes = 0
