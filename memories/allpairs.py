@@ -3,7 +3,7 @@
 
 Rows are sorted by their coordinate on the first principal component. Two unit vectors with
 cosine >= T are at most sqrt(2 - 2T) apart, and so are their coordinates on any unit direction
-(a code's coordinate adds its err): a tile whose coordinate ranges are further apart than that
+(a code's coordinate adds its err, and what the direction as integers leaves out): a tile whose coordinate ranges are further apart than that
 holds no pair, and nor does any tile further along the row. Exact, and much faster at high T.
 
 A tile is the product of decoded codes, x̂·ŷ, which is within |x̂|·err_y + err_x·|ŷ| + err_x·err_y
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .codes import SLACK, decode, gamma
+from .codes import LEVELS, SLACK, decode, gamma, query_code
 from .rows import Rows
 
 BLOCK = 2048  # rows per tile: a 2048 x 2048 float32 tile is 16 MiB
@@ -43,7 +43,10 @@ def all_pairs(part: Rows, dims: int, rescore: Rescore, threshold: float) -> Pair
     order = np.argsort(coord, kind="stable")
     codes, params = part.take(order)
     ids, coord, err = part.fact_ids[order], coord[order], params[:, 2].astype(np.float64)
-    reach = math.sqrt(max(0.0, 2 - 2 * (threshold - SLACK))) + 2 * float(err.max()) + 1e-4
+    # A coordinate is the code's, with the direction as integers (what that leaves out moves it
+    # by at most 127·step·r1).
+    moved = LEVELS * float(params[:, 1].max()) * float(query_code(direction)[2])
+    reach = math.sqrt(max(0.0, 2 - 2 * (threshold - SLACK))) + 2 * (float(err.max()) + moved) + 1e-4
     buffers = np.empty((2, min(BLOCK, n), dims), dtype=np.float32)
     tile_buffer = np.empty((min(BLOCK, n), min(BLOCK, n)), dtype=np.float32)
     found = [empty]

@@ -4,7 +4,8 @@ A row x is held as c, one int8 a dimension, with its own mid and step: x ≈ mid
 -127..127 (the row's range in 255 levels), and err, the norm of what that leaves out. A scan
 reads a quarter of the bytes a float32 row takes, and a code's score q·x̂ is never further than
 err·|q| from q·x (Cauchy–Schwarz on the residual) plus the float32 rounding of the scan itself
-(`bound`). So a threshold query that rescores every row within its bound of the threshold misses
+(`bound`). A scan for one query takes the query as integers too (`query_code`: 15 bits a
+dimension), and the bound adds what that leaves out. So a threshold query that rescores every row within its bound of the threshold misses
 none, and a k-nearest search rescores the best k + RESCORE on the codes.
 
 The exact cosine is the float32 nearest q·x of the stored float32 vectors: products and sum in
@@ -27,6 +28,9 @@ LEVELS = 127
 # the same answers, fewest rows at 30 (docs/performance.md, "Ranking alone").
 RESCORE = 30
 SLACK = 1e-6  # past float32's rounding of an exact cosine (half an ulp at 1 is 6e-8)
+# A query's code for a scan: hi·128 + lo a dimension, hi in -127..127 and lo in -64..64, two int8
+# rows whose products with a row's codes are exact integers (numkong's int8 kernel).
+QUERY_LEVELS = LEVELS * 128
 U = 2.0**-24  # float32's unit roundoff
 
 
@@ -69,20 +73,36 @@ def gamma(k: int) -> float:
     return k * U / (1 - k * U)
 
 
-def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The L1 and L2 norms of a query (or of each row of `queries`), in float64: `bound`'s q1, q2."""
+def query_code(query: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A query (or each row of `queries`) as (codes, scale, r1): codes (..., 2, dims) int8, hi and
+    lo, with q ≈ scale·(128·hi + lo), and r1 at least |q - scale·(128·hi + lo)|₁, what the code
+    leaves out."""
+    q = np.asarray(query, dtype=np.float64)
+    top = np.abs(q).max(axis=-1, keepdims=True)
+    scale = np.where(top > 0, top / QUERY_LEVELS, 1.0)
+    n = np.rint(q / scale)
+    hi = np.rint(n / 128)
+    r1 = np.abs(q - scale * n).sum(axis=-1) * (1 + 1e-9) + 1e-12
+    return np.stack([hi, n - 128 * hi], axis=-2).astype(np.int8), scale[..., 0], r1
+
+
+def norms(queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`bound`'s q1, q2 and r1 for a query (or each row of `queries`), in float64: its L1 and L2
+    norms, and what its code leaves out (`query_code`, which a scan for one query multiplies by;
+    a batch's scan multiplies floats, so there it only widens the bound a little)."""
     q = queries.astype(np.float64)
-    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1)
+    return np.abs(q).sum(axis=-1), np.linalg.norm(q, axis=-1), query_code(q)[2]
 
 
-def bound(params: np.ndarray, q1, q2, dims: int) -> np.ndarray:
+def bound(params: np.ndarray, q1, q2, dims: int, r1) -> np.ndarray:
     """How far a code's score may be from the exact cosine, for rows `params` (..., PARAMS) and
     queries of L1 norm `q1` and L2 norm `q2` (broadcast against the rows): err·|q| for the code,
-    the scan's float32 rounding (each of its terms is at most max|x̂|·|q|₁, max|x̂| = 127·step +
-    |mid|) and SLACK for the exact cosine's own rounding."""
+    127·step·r1 for the query's code (|c| <= 127 a dimension), the scan's float32 rounding (each
+    of its terms is at most max|x̂|·|q|₁, max|x̂| = 127·step + |mid|; a scan of integers rounds
+    less) and SLACK for the exact cosine's own rounding."""
     p = np.asarray(params, dtype=np.float64)
     peak = LEVELS * p[..., 1] + np.abs(p[..., 0])
-    return p[..., 2] * q2 + 2 * gamma(dims + 4) * peak * q1 + SLACK
+    return p[..., 2] * q2 + LEVELS * p[..., 1] * r1 + 2 * gamma(dims + 4) * peak * q1 + SLACK
 
 
 def exact(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:

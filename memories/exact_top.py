@@ -38,14 +38,14 @@ def exact_top(scored: list[tuple[Rows, np.ndarray]], query: np.ndarray, k: int, 
             left.append((part, s, mine, cut if len(mine) < len(top) else s[top].min()))
     ids, cosines = rescore(np.concatenate(kept))
     kth = np.sort(cosines)[-k] if len(cosines) >= k else -np.inf
-    q1, q2 = norms(query)
+    q1, q2, r1 = norms(query)
     more = []
     for part, s, mine, most in left:
-        widest = bound(part.widest, q1, q2, part.dims)
+        widest = bound(part.widest, q1, q2, part.dims, r1)
         if most + widest >= kth:
             # (a row left out stays out, even when fewer than k were held and kth is -inf)
             rows = np.setdiff1d(np.flatnonzero((s >= kth - widest) & (s != -np.inf)), mine)
-            more.append(part.fact_ids[rows[s[rows] + bound(part.take(rows)[1], q1, q2, part.dims) >= kth]])
+            more.append(part.fact_ids[rows[s[rows] + bound(part.take(rows)[1], q1, q2, part.dims, r1) >= kth]])
     if more:
         extra_ids, extra_cosines = rescore(np.concatenate(more))
         ids, cosines = np.concatenate([ids, extra_ids]), np.concatenate([cosines, extra_cosines])

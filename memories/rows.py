@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
+import numkong
 import numpy as np
 
-from .codes import PARAMS, ROWS, block_sizes, decode
+from .codes import PARAMS, ROWS, block_sizes, decode, query_code
 
 INT_BYTES = 36  # at most what an int object (a dict's key or value) takes below 2^63
 DICT_ENTRY = 80  # at most what a new entry adds to a dict's table, counting the resize that doubles it
@@ -24,25 +24,11 @@ THREADS = min(4, os.cpu_count() or 1)  # threads a scan of the codes shares its 
 # Blocks below which `scores` scans on the caller's thread: handing two blocks to the pool cost
 # about what it saved with the second core free, and more with it busy (benchmarks/peers.py at 10k).
 POOL_BLOCKS = 3
-# Rows a scan converts and multiplies at a time: a block's 6 MiB of float32 left the caches between
-# its conversion and its product (10k rows: 3.6 -> 1.5 ms a scan, the same products row by row).
-CHUNK = 512
-_local = threading.local()  # each scanning thread's float32 decode buffer, kept between scans
 
 
 @cache
 def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(THREADS, thread_name_prefix="scan")
-
-
-def _buffer(rows: int, dims: int) -> np.ndarray:
-    """This thread's float32 buffer for `rows` rows of `dims` (at most CHUNK: 768 KiB at 384 dims),
-    kept for its next scan: a chunk's decode without an allocation, and its page faults, each
-    time."""
-    buffer = getattr(_local, "buffer", None)
-    if buffer is None or buffer.shape[1] != dims or len(buffer) < rows:
-        buffer = _local.buffer = np.empty((rows, dims), dtype=np.float32)
-    return buffer
 
 
 def dict_bytes(d: dict, objects: int = 2) -> int:
@@ -165,32 +151,31 @@ class Rows:
             yield start, decode(codes, params, buffer[: len(codes)]) @ q, params
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Each row's score on its code for one query (float32), the blocks shared among
-        THREADS threads from POOL_BLOCKS blocks on (fewer are scanned on this thread): numpy
-        lets go of the GIL to convert and multiply, and the conversion is most of the work.
-        Each row's product is its own dot (np.vecdot), which BLAS runs on one thread, so the
-        scan's threads never wait for BLAS's."""
+        """Each row's score on its code for one query (float32): mid·Σq + step·scale·(c·n), the
+        query as integers n (codes.query_code) so that c·n is numkong's exact int8 product, one
+        pass over the bytes (numpy has no int8 product: its cast and float dot took 4x as long).
+        The blocks are shared among THREADS threads from POOL_BLOCKS blocks on (fewer are scanned
+        on this thread), each taking the next block left, so a thread on a busy core takes fewer."""
         out = np.empty(self.n, dtype=np.float32)
-        q = np.ascontiguousarray(query, dtype=np.float32)
-        total = np.float32(q.astype(np.float64).sum())
+        code, scale, _ = query_code(query)
+        total = float(np.asarray(query, dtype=np.float64).sum())
+        dots = np.array([128.0, 1.0])
+        blocks = iter(list(self.blocks()))  # shared: a list's iterator steps under the GIL
 
-        def scan(blocks: list[tuple[int, np.ndarray, np.ndarray]]) -> None:
-            buffer = _buffer(min(CHUNK, self.n), self.dims)
+        def scan() -> None:
+            products = np.empty((min(ROWS, self.n), 2), dtype=np.float64)
             for start, codes, params in blocks:
-                for at in range(0, len(codes), CHUNK):
-                    c = codes[at : at + CHUNK]
-                    b, s = buffer[: len(c)], out[start + at : start + at + len(c)]
-                    np.copyto(b, c, casting="unsafe")
-                    np.vecdot(b, q, out=s)
-                s = out[start : start + len(codes)]
+                p = products[: len(codes)]
+                numkong.cdist(codes, code, metric="dot", out=p)
+                s = (p @ dots) * scale
                 s *= params[:, 1]
                 s += params[:, 0] * total
+                out[start : start + len(codes)] = s
 
-        blocks = list(self.blocks())
-        if len(blocks) < POOL_BLOCKS:
-            scan(blocks)
+        if len(self.codes) < POOL_BLOCKS:
+            scan()
         else:
-            list(_pool().map(scan, [blocks[t::THREADS] for t in range(THREADS)]))
+            list(_pool().map(lambda _: scan(), range(THREADS)))
         return out
 
     def nbytes(self) -> int:

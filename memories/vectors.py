@@ -199,14 +199,14 @@ class VectorIndex:
         `lower` is (a batch's writes share one scan of the codes)."""
         q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         part = self.parts[type]
-        q1, q2 = norms(q)
+        q1, q2, r1 = norms(q)
         rows, which = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         band: list[tuple[np.ndarray, np.ndarray]] = []
         if top and len(q) > 1:
             least, top = min(least, top[0]), None
         if len(q) == 1 and part.n:  # one query: the threaded scan, then only the rows near enough
             s = part.scores(q[0])
-            at = np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims))
+            at = np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims, r1))
             blocks = [(at, s[at][:, None], part.take(at)[1])]
             if top and top[0] < least:
                 band.append(self._closest_between(part, s, q[0], top, least))
@@ -214,8 +214,8 @@ class VectorIndex:
             blocks = ((start + np.arange(len(s)), s, params) for start, s, params in part.scan(q))
         for at, s, params in blocks:
             # The rows within the widest bound, then each within its own (flat: 2-D nonzero is slow).
-            r, j = np.divmod(np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims)), s.shape[1])
-            close = s[r, j] + bound(params[r], q1[j], q2[j], self.dims) >= least
+            r, j = np.divmod(np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims, r1)), s.shape[1])
+            close = s[r, j] + bound(params[r], q1[j], q2[j], self.dims, r1[j]) >= least
             rows.append(at[r[close]])
             which.append(j[close])
         rows, which = np.concatenate(rows), np.concatenate(which)
@@ -240,8 +240,8 @@ class VectorIndex:
         """`near`'s band: of the rows whose exact cosine may lie in [lower, least), the k best (at
         least) with their exact cosines, the hidden left out."""
         lower, k, hidden = top
-        q1, q2 = norms(query)
-        wide = bound(part.widest, q1, q2, self.dims)
+        q1, q2, r1 = norms(query)
+        wide = bound(part.widest, q1, q2, self.dims, r1)
         s = s.copy()
         s[part.rows_of(list(hidden))] = -np.inf
         rows = np.flatnonzero((s >= lower - wide) & (s < least + wide))
@@ -251,7 +251,7 @@ class VectorIndex:
         inside = cosines[(cosines >= lower) & (cosines < least)]
         kth = np.sort(inside)[-k] if len(inside) >= k else lower
         if len(rest):  # a row left out whose code could still reach the k-th is rescored too
-            rest = rest[s[rest] + bound(part.take(rest)[1], q1, q2, self.dims) >= kth]
+            rest = rest[s[rest] + bound(part.take(rest)[1], q1, q2, self.dims, r1) >= kth]
             more_ids, more = self._rescored(query, [part.fact_ids[rest]])
             ids, cosines = np.concatenate([ids, more_ids]), np.concatenate([cosines, more])
         keep = (cosines >= lower) & (cosines < least)
@@ -270,7 +270,7 @@ class VectorIndex:
         own = mine[0]
         if type is not None and self.type_of(fact_id) != type:
             return None, float(own)
-        q1, q2 = norms(query)
+        q1, q2, r1 = norms(query)
         better, unsure = 0, []
         for t in [type] if type else TYPES:
             part = self.parts[t]
@@ -278,9 +278,9 @@ class VectorIndex:
                 continue
             s = part.scores(query)
             s[part.rows_of([fact_id, *hidden])] = np.nan  # neither above nor near
-            wide = bound(part.widest, q1, q2, self.dims)
+            wide = bound(part.widest, q1, q2, self.dims, r1)
             near = np.flatnonzero(np.abs(s - own) <= wide)
-            b = bound(part.take(near)[1], q1, q2, self.dims)
+            b = bound(part.take(near)[1], q1, q2, self.dims, r1)
             better += int((s > own + wide).sum() + (s[near] - b > own).sum())
             unsure.append(part.fact_ids[near[(s[near] - b <= own) & (s[near] + b >= own)]])
         ids, cosines = self._rescored(query, unsure)

@@ -12,7 +12,7 @@ import pytest
 
 from memories import codes, snapshot
 from memories.codes import ROWS, block_sizes, encode
-from memories.rows import CHUNK, Rows, dict_bytes
+from memories.rows import POOL_BLOCKS, Rows, dict_bytes
 from memories.store import Memory
 from memories.vectors import TYPE_CODE, TYPES, VectorIndex
 from tests.fakes import HashEmbedder
@@ -220,7 +220,7 @@ def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
     m = vectors("clustered", 2000, 384, rng)
     ids = np.arange(1, 2001, dtype=np.int64)
     index = index_of(ids, np.zeros(2000, np.int8), m)
-    monkeypatch.setattr("memories.vectors.bound", lambda params, q1, q2, dims: np.zeros(np.broadcast_shapes(np.shape(params)[:-1], np.shape(q1))))
+    monkeypatch.setattr("memories.vectors.bound", lambda params, q1, q2, dims, r1: np.zeros(np.broadcast_shapes(np.shape(params)[:-1], np.shape(q1))))
     missed = 0
     for q in m[:50]:
         least = float(np.sort(exact(m, q))[-20])
@@ -228,16 +228,32 @@ def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
     assert missed > 0
 
 
-@pytest.mark.parametrize("n", [1, CHUNK - 1, CHUNK + 1, ROWS + 3 * CHUNK + 7])
-def test_a_scan_in_chunks_scores_each_row_as_its_decoded_code(n):
-    """Each row's score is its decoded code's dot with the query, on either side of a chunk's
-    and a block's edge, one thread or the pool's."""
+@pytest.mark.parametrize("n", [1, 63, 65, ROWS + 7, POOL_BLOCKS * ROWS + 100])
+def test_a_scan_scores_each_row_as_its_decoded_code_within_the_query_codes_bound(n):
+    """Each row's score is its decoded code's dot with the query, give or take what the query as
+    integers leaves out (codes.bound's 127·step·r1), on either side of a block's edge, on one
+    thread or the pool's."""
     rng = np.random.default_rng(n)
     rows = Rows(64)
     rows.extend(np.arange(n, dtype=np.int64), *encode(unit(rng.standard_normal((n, 64)))))
     q = unit(rng.standard_normal(64))
-    want = np.concatenate([codes.decode(c, p, np.empty((len(c), 64), np.float32)) for _, c, p in rows.blocks()]) @ q
-    np.testing.assert_allclose(rows.scores(q), want, rtol=0, atol=1e-5)
+    decoded = np.concatenate([codes.decode(c, p, np.empty((len(c), 64), np.float32)) for _, c, p in rows.blocks()])
+    step = np.concatenate([p[:, 1] for _, _, p in rows.blocks()]).astype(np.float64)
+    r1 = codes.query_code(q)[2]
+    gap = np.abs(rows.scores(q) - decoded.astype(np.float64) @ q)
+    assert (gap <= codes.LEVELS * step * r1 + 1e-6).all()
+    assert 0 < r1 < 1e-3  # 15 bits a dimension: the query term is a small part of the bound
+
+
+def test_a_query_as_integers_is_the_query_within_what_it_leaves_out():
+    rng = np.random.default_rng(5)
+    for q in [unit(rng.standard_normal(384)), np.zeros(384, np.float32), np.eye(384, dtype=np.float32)[7] * -0.3]:
+        code, scale, r1 = codes.query_code(q)
+        hi, lo = code.astype(np.int64)
+        assert code.dtype == np.int8 and np.abs(hi).max() <= 127 and np.abs(lo).max() <= 64
+        assert np.abs(q.astype(np.float64) - scale * (128 * hi + lo)).sum() <= r1
+    queries = unit(rng.standard_normal((3, 384)))  # a batch: each row as it would be alone
+    np.testing.assert_array_equal(codes.query_code(queries)[2], [codes.query_code(q)[2] for q in queries])
 
 
 def test_the_bytes_counted_are_the_arrays_held_and_growing_never_holds_twice_as_much():
