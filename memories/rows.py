@@ -143,8 +143,8 @@ class Rows:
 
     def scan(self, queries: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(first row, scores, params) a block at a time, the scores (rows x queries) of each code
-        for a batch of queries: each block decoded into one float32 buffer (mid + step·c; numpy
-        has no int8 product), then one product, where BLAS's own threads pay."""
+        for a batch of queries (a batch's writes): each block decoded into one float32 buffer
+        (mid + step·c), then one matrix product, where BLAS's own threads pay."""
         q = np.ascontiguousarray(queries, dtype=np.float32).T
         buffer = np.empty((min(ROWS, self.n), self.dims), dtype=np.float32)
         for start, codes, params in self.blocks():
