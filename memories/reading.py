@@ -28,11 +28,13 @@ class Reader:
         self.state = state
 
     def open(self) -> None:
-        """For "why this rank?": the stemmed tokens of any text, by the index's own tokenizer."""
+        """The temp tables: for "why this rank?", the stemmed tokens of any text by the index's own
+        tokenizer; for the term lists (term_lists.py), FTS5's instances and per-term counts."""
         db = self.state.db
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe USING fts5(text, tokenize = 'porter unicode61')")
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.probe_terms USING fts5vocab(temp, probe, instance)")
         db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms USING fts5vocab(main, facts_fts, instance)")
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, facts_fts, row)")
 
     # -- rows --------------------------------------------------------------------------
 

@@ -150,14 +150,15 @@ class Rows:
         for start, codes, params in self.blocks():
             yield start, decode(codes, params, buffer[: len(codes)]) @ q, params
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
+    def scores(self, query: np.ndarray, code: tuple | None = None) -> np.ndarray:
         """Each row's score on its code for one query (float32): mid·Σq + step·scale·(c·n), the
         query as integers n (codes.query_code) so that c·n is numkong's exact int8 product, one
         pass over the bytes (numpy has no int8 product: its cast and float dot took 4x as long).
         The blocks are shared among THREADS threads from POOL_BLOCKS blocks on (fewer are scanned
-        on this thread), each taking the next block left, so a thread on a busy core takes fewer."""
+        on this thread), each taking the next block left, so a thread on a busy core takes fewer.
+        `code`: the query's `query_code`, when a caller scanning several parts has it already."""
         out = np.empty(self.n, dtype=np.float32)
-        code, scale, _ = query_code(query)
+        code, scale, _ = code or query_code(query)
         total = float(np.asarray(query, dtype=np.float64).sum())
         dots = np.array([128.0, 1.0])
         blocks = iter(list(self.blocks()))  # shared: a list's iterator steps under the GIL

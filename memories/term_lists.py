@@ -160,7 +160,6 @@ class TermLists:
     def _read(self, missing: list[str]) -> bool:
         """Read the lists of `missing` from FTS5 (and the lengths, the first time); False (and
         none kept) when they would not fit."""
-        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_rows USING fts5vocab(main, facts_fts, row)")
         for stem in missing:  # (FTS5's count walks the term's doclist: a read of its list costs far more)
             held = self.db.execute("SELECT doc FROM temp.fts_rows WHERE term = ?", (stem,)).fetchone()
             if held and held[0] > MOST_POSTINGS:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .allpairs import all_pairs
-from .codes import RESCORE, bound, encode, exact, norms
+from .codes import RESCORE, bound, encode, exact, norms, query_code
 from .exact_top import exact_top
 from .rows import DICT_ENTRY, INT_BYTES, Rows
 
@@ -164,10 +164,11 @@ class VectorIndex:
         left out). It reads no table, so it can run on another thread beside a SQLite
         statement (recall's keyword list) while no write can change the rows."""
         scored = []  # (part, its scores on the codes)
+        code = query_code(query)
         for t in [type] if type else TYPES:
             part = self.parts[t]
             if part.n:
-                s = part.scores(query)
+                s = part.scores(query, code)
                 s[part.rows_of(hidden)] = -np.inf
                 if exclude in part.row:
                     s[part.row[exclude]] = -np.inf
@@ -271,12 +272,13 @@ class VectorIndex:
         if type is not None and self.type_of(fact_id) != type:
             return None, float(own)
         q1, q2, r1 = norms(query)
+        code = query_code(query)
         better, unsure = 0, []
         for t in [type] if type else TYPES:
             part = self.parts[t]
             if not part.n:
                 continue
-            s = part.scores(query)
+            s = part.scores(query, code)
             s[part.rows_of([fact_id, *hidden])] = np.nan  # neither above nor near
             wide = bound(part.widest, q1, q2, self.dims, r1)
             near = np.flatnonzero(np.abs(s - own) <= wide)
