@@ -1,7 +1,8 @@
 """The contradictions queue: the proposals writes made (lifecycle.py says which), while both facts
 are current and nobody resolved them, and their resolution. Resolving is a write (writing.py):
 "replace" and "keep_old" replace one fact by the other, "keep_both" marks the pair. Each is one
-history entry, undoable."""
+history entry, undoable. A backup keeps every pair, open or not (`every`), and a restore puts
+them back (`restore`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 
 from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
 from .history import clean_page_cursor
-from .lifecycle import clean_resolution, is_current
+from .lifecycle import clean_pair, clean_resolution, is_current
 from .state import State
 from .writing import Writer
 
@@ -27,22 +28,33 @@ class Conflicts:
         self.state = state
         self.writer = writer
 
-    def open(self, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None, int]:
-        """Newest first: (conflicts, next cursor or None, how many are open)."""
+    def open(self, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[dict], str | None, int]:
+        """Newest first: (conflicts, next cursor or None, how many are open). `every`: every pair
+        kept, the resolved ones and those no longer asked about included (what a backup holds)."""
         before = clean_page_cursor(cursor)
         at = now()
-        page, args = OPEN, [at, at]
+        which, args = ("1", []) if every else (OPEN, [at, at])
+        page, page_args = which, list(args)
         if before is not None:
             page += " AND c.id < ?"
-            args.append(before)
+            page_args.append(before)
         db = self.state.db
         with self.state.reading():
-            total = db.execute(f"SELECT count(*) FROM {FROM} WHERE {OPEN}", (at, at)).fetchone()[0]
-            rows = db.execute(f"SELECT c.id, c.score, c.differs, {OLD}, {NEW} FROM {FROM} WHERE {page} ORDER BY c.id DESC LIMIT ?",
-                              [*args, limit + 1]).fetchall()
-        out = [{"id": r[0], "old": Fact(*r[3 : 3 + COLUMNS]).to_dict(), "new": Fact(*r[3 + COLUMNS :]).to_dict(),
-                "score": r[1], "differs": json.loads(r[2])} for r in rows[:limit]]
+            total = db.execute(f"SELECT count(*) FROM {FROM} WHERE {which}", args).fetchone()[0]
+            rows = db.execute(f"SELECT c.id, c.score, c.differs, c.resolution, {OLD}, {NEW} FROM {FROM} WHERE {page} "
+                              "ORDER BY c.id DESC LIMIT ?", [*page_args, limit + 1]).fetchall()
+        out = [{"id": r[0], "old": Fact(*r[4 : 4 + COLUMNS]).to_dict(), "new": Fact(*r[4 + COLUMNS :]).to_dict(),
+                "score": r[1], "differs": json.loads(r[2]), "resolution": r[3]} for r in rows[:limit]]
         return out, str(out[-1]["id"]) if len(rows) > limit else None, total
+
+    def restore(self, pairs: object, client: str = "") -> tuple[int, int]:
+        """A backup's pairs put back (POST /conflicts/restore), after its facts: each one whose two
+        facts are here and that the memory does not hold yet (the pair, or its id), in one write;
+        a pair marked "keep_both" is a `resolve` history entry, undoable. (restored, skipped). Any
+        number of pairs: the service takes MAX_BATCH a request."""
+        if not isinstance(pairs, list):
+            raise InvalidInput("conflicts must be a list of pairs")
+        return self.writer.restore_pairs([clean_pair(p, n) for n, p in enumerate(pairs)], client)
 
     def resolve(self, old: object, new: object, resolution: object, client: str = "") -> dict:
         """Resolve the pair: "replace" (new replaces old), "keep_old" (old replaces new) or

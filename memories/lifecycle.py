@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from .dedup import NEGATIONS, calendar, mentions, names, numbers, words
-from .facts import InvalidInput, clean_id, clean_time, now
+from .facts import MAX_FACT_ID, InvalidInput, clean_id, clean_time, now, valid_unicode
 
 # A created fact proposes the current same-type facts at or above this cosine as ones it may
 # replace, the closest PROPOSE_MOST of them. Chosen on benchmarks/updates/seen.json
@@ -105,6 +105,40 @@ def clean_resolution(value: object) -> str:
     if value not in RESOLUTIONS:
         raise InvalidInput(f"resolution must be one of {', '.join(RESOLUTIONS)}")
     return value  # type: ignore[return-value]
+
+
+def clean_pair(item: object, n: int) -> dict:
+    """The `n`th pair of a backup (POST /conflicts/restore; a backup's "conflict" line) as GET
+    /conflicts?all=true gives it: `id` (may be left out), `old`, `new`, `score`, `differs`,
+    `resolution` (null: proposed, or "keep_both"). Other fields are ignored."""
+    at = f"conflicts[{n}]"
+    if not isinstance(item, dict):
+        raise InvalidInput(f"{at} must be an object")
+    pair = {}
+    for name in ("id", "old", "new"):
+        value = item.get(name)
+        if value is None and name != "id":
+            raise InvalidInput(f"{at}.{name} is required: a fact id")
+        try:
+            pair[name] = clean_id(value)
+        except InvalidInput:
+            raise InvalidInput(f"{at}.{name} must be a whole number from 1 to {MAX_FACT_ID}") from None
+    if pair["old"] == pair["new"]:
+        raise InvalidInput(f"{at}: old and new are the same fact")
+    score = item.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not -1 <= score <= 1:
+        raise InvalidInput(f"{at}.score must be a number from -1 to 1")
+    differs = item.get("differs")
+    if (not isinstance(differs, dict) or set(differs) != {"kinds", "old", "new"}
+            or not all(isinstance(v, list) and all(isinstance(w, str) for w in v) for v in differs.values())
+            or not set(differs["kinds"]) <= set(KINDS)):
+        raise InvalidInput(f"{at}.differs must be {{kinds, old, new}}: lists of words, kinds of {', '.join(KINDS)}")
+    for side in ("old", "new"):
+        for word in differs[side]:
+            valid_unicode(word, f"{at}.differs.{side}")
+    if item.get("resolution") not in (None, "keep_both"):
+        raise InvalidInput(f"{at}.resolution must be null (proposed) or keep_both")
+    return pair | {"score": float(score), "differs": differs, "resolution": item.get("resolution")}
 
 
 def diff_words(text: str) -> list[str]:

@@ -84,6 +84,8 @@ ADDED = obj({
 }, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 ENTRY_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+RESOLUTION = {"type": ["string", "null"], "enum": ["keep_both", None],
+              "description": "null: proposed (open while both facts are current); keep_both: the owner said both are true"}
 CLIENT = {"name": "X-Memory-Client", "in": "header", "required": False,
           "schema": {"type": "string", "maxLength": 64, "pattern": "^[ -~]*$"},
           "description": "who asks, for the history and the recall log: 1 to 64 printable ASCII characters"}
@@ -402,10 +404,26 @@ def openapi_document() -> dict:
             }},
             "/conflicts": {"get": {
                 "summary": "Open proposals: pairs of current facts where the newer may replace the older, newest first",
-                "parameters": PAGE,
+                "parameters": [*PAGE, query("all", {"type": "boolean", "default": False},
+                                            "every pair the memory keeps (what a backup holds): those resolved as both "
+                                            "true and those whose fact was replaced or expired too")],
                 "responses": {**ok(obj({"conflicts": {"type": "array", "items": obj({
-                    "id": {"type": "integer"}, "old": FACT, "new": FACT, "score": {"type": "number"}, "differs": DIFFERS})},
+                    "id": {"type": "integer"}, "old": FACT, "new": FACT, "score": {"type": "number"}, "differs": DIFFERS,
+                    "resolution": RESOLUTION})},
                     "next_cursor": {"type": ["string", "null"]}, "total": {"type": "integer"}})), **errors("401", "422")},
+            }},
+            "/conflicts/restore": {"post": {
+                "summary": "Put back a backup's pairs, after its facts: each whose two facts are here and whose pair and id are free",
+                "description": "A pair resolved as both true is recorded as a `resolve` history entry (its undo opens the "
+                "pair again). For moving a memory: `python -m memories import --url`.",
+                "parameters": [CLIENT],
+                "requestBody": body(obj({"conflicts": {"type": "array", "maxItems": 100, "items": obj({
+                    "id": {"type": "integer", "minimum": 1}, "old": {"type": "integer", "minimum": 1},
+                    "new": {"type": "integer", "minimum": 1}, "score": {"type": "number", "minimum": -1, "maximum": 1},
+                    "differs": DIFFERS, "resolution": RESOLUTION}, required=["old", "new", "score", "differs"])}},
+                    required=["conflicts"])),
+                "responses": {**ok(obj({"restored": {"type": "integer"}, "skipped": {"type": "integer"}})),
+                              **errors("400", "401", "413", "422")},
             }},
             "/conflicts/resolve": {"post": {
                 "summary": "Resolve a pair of current facts: new replaces old, old replaces new, or both true",

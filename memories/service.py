@@ -276,8 +276,17 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def conflicts(request: Request) -> Response:
         p = request.query_params
         found, cursor, total = await run(memory.conflicts, int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
-                                         p.get("cursor") or None)
+                                         p.get("cursor") or None, query_bool(p.get("all"), "all"))
         return JSONResponse({"conflicts": found, "next_cursor": cursor, "total": total})
+
+    @route("/conflicts/restore", ["POST"])
+    async def restore_conflicts(request: Request) -> Response:
+        data = await read_json(request)
+        pairs = data.get("conflicts")
+        if isinstance(pairs, list) and len(pairs) > MAX_BATCH:
+            raise TooLarge(f"a restore holds at most {MAX_BATCH} pairs")
+        restored, skipped = await run(memory.restore_conflicts, pairs, client_of(request))
+        return JSONResponse({"restored": restored, "skipped": skipped})
 
     @route("/conflicts/resolve", ["POST"])
     async def resolve(request: Request) -> Response:

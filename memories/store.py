@@ -176,8 +176,11 @@ class Memory:
 
     # -- the contradictions queue (conflicts.py) ----------------------------------------
 
-    def conflicts(self, limit: int = 50, cursor: str | None = None) -> tuple[list[dict], str | None, int]:
-        return self.conflicts_queue.open(limit, cursor)
+    def conflicts(self, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[dict], str | None, int]:
+        return self.conflicts_queue.open(limit, cursor, every)
+
+    def restore_conflicts(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
+        return self.conflicts_queue.restore(pairs, client)
 
     def resolve(self, old: int, new: int, resolution: str, client: str = "") -> dict:
         return self.conflicts_queue.resolve(old, new, resolution, client)

@@ -32,6 +32,7 @@ from .vocabulary import words_of
 
 REINDEX_BATCH = 256  # facts embedded at a time by reindex
 RESTORED = "from a backup: stored as it was, without the duplicate check"
+RESTORED_PAIR = "from a backup: the pair as it was resolved"
 
 
 class RolledBack(Exception):
@@ -418,6 +419,27 @@ class Writer:
             before = {"old": old, "new": new, "resolution": row[0] if row else None}
             return self.history.record(client, "resolve", new, before=before, after=before | {"resolution": resolution},
                                        note=note, undoes=undoes)
+
+    def restore_pairs(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
+        """Put back a backup's pairs (lifecycle.clean_pair's), in one write: each one whose facts
+        are here and whose pair and id are free; "keep_both" recorded as a `resolve` entry (its
+        undo opens the pair again), as the owner's resolution is. (restored, skipped)."""
+        db, restored = self.state.db, 0
+        with self.state.writing():
+            for p in pairs:
+                here = db.execute("SELECT count(*) FROM facts WHERE id IN (?, ?)", (p["old"], p["new"])).fetchone()[0] == 2
+                taken = db.execute("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?",
+                                   (p["old"], p["new"], p["id"])).fetchone()
+                if not here or taken:
+                    continue
+                db.execute("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
+                           (p["id"], p["old"], p["new"], p["score"], json.dumps(p["differs"], ensure_ascii=False), p["resolution"]))
+                if p["resolution"]:
+                    pair = {"old": p["old"], "new": p["new"]}
+                    self.history.record(client, "resolve", p["new"], before=pair | {"resolution": None},
+                                        after=pair | {"resolution": p["resolution"]}, note=RESTORED_PAIR)
+                restored += 1
+        return restored, len(pairs) - restored
 
     def review(self, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
         """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in

@@ -9,8 +9,8 @@
 // write only proposes (`conflicts`).
 
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
-import { cleanId, cleanTime, stamp } from "./facts";
-import { invalid } from "./http";
+import { MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";
+import { invalid, wellFormed } from "./http";
 import { SPACE, casefold } from "./text";
 
 // A created fact proposes the current same-type facts at or above this cosine as ones it may
@@ -108,6 +108,47 @@ export function cleanSupersedes(value: unknown): number[] {
 export function cleanResolution(value: unknown): Resolution {
   if (!RESOLUTIONS.includes(value as Resolution)) throw invalid(`resolution must be one of ${RESOLUTIONS.join(", ")}`);
   return value as Resolution;
+}
+
+/** A backup's pair, as GET /conflicts?all=true gives it but with fact ids (`id` null: none given). */
+export interface Pair {
+  id: number | null;
+  old: number;
+  new: number;
+  score: number;
+  differs: Differs;
+  resolution: "keep_both" | null;
+}
+
+/** The `n`th pair of a backup (POST /conflicts/restore), as lifecycle.py `clean_pair`, with its
+ * messages: `id` (may be left out), `old`, `new`, `score`, `differs`, `resolution` (null:
+ * proposed, or "keep_both"). Other fields are ignored. */
+export function cleanPair(item: unknown, n: number): Pair {
+  const at = `conflicts[${n}]`;
+  if (typeof item !== "object" || item === null || Array.isArray(item)) throw invalid(`${at} must be an object`);
+  const i = item as Record<string, unknown>;
+  const ids = (["id", "old", "new"] as const).map((name) => {
+    if ((i[name] === undefined || i[name] === null) && name !== "id") throw invalid(`${at}.${name} is required: a fact id`);
+    try {
+      return cleanId(i[name]);
+    } catch {
+      throw invalid(`${at}.${name} must be a whole number from 1 to ${MAX_FACT_ID}`);
+    }
+  });
+  const [id, old, next] = ids as [number | null, number, number];
+  if (old === next) throw invalid(`${at}: old and new are the same fact`);
+  const score = i.score;  // (NaN and Infinity fail the range)
+  if (typeof score !== "number" || !(-1 <= score && score <= 1)) throw invalid(`${at}.score must be a number from -1 to 1`);
+  const d = i.differs as Record<string, unknown>;
+  const words = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string");
+  const shaped = typeof d === "object" && d !== null && !Array.isArray(d)
+    && sameSet(new Set(Object.keys(d)), new Set(["kinds", "old", "new"])) && Object.values(d).every(words)
+    && (d.kinds as string[]).every((k) => (KINDS as readonly string[]).includes(k));
+  if (!shaped) throw invalid(`${at}.differs must be {kinds, old, new}: lists of words, kinds of ${KINDS.join(", ")}`);
+  for (const side of ["old", "new"] as const) for (const w of d[side] as string[]) wellFormed(w, `${at}.differs.${side}`);
+  const resolution = i.resolution ?? null;
+  if (resolution !== null && resolution !== "keep_both") throw invalid(`${at}.resolution must be null (proposed) or keep_both`);
+  return { id, old, new: next, score, differs: d as unknown as Differs, resolution };
 }
 
 // What a word of a text is for the diff: a run of non-space characters (str.isspace's spaces,

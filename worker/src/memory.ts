@@ -8,10 +8,10 @@ import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
 import { Background } from "./background";
 import { directory, noMemory } from "./directory";
-import { MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
+import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
 import { forget } from "./forgetting";
 import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
-import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, wellFormed } from "./http";
+import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./http";
 import { Reader } from "./reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
 import { Review } from "./review";
@@ -177,7 +177,16 @@ export class MemoryObject extends DurableObject<Env> {
           p.get("type") || null, intParam(p.get("limit"), "limit", 1000, 1, 10_000)),
       },
       "/duplicates/nearest": { GET: () => ({ nearest: review.nearest(p.get("type") || null), floor: state.floor }) },
-      "/conflicts": { GET: () => review.conflicts(intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null) },
+      "/conflicts": {
+        GET: () => review.conflicts(intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, queryBool(p.get("all"), "all")),
+      },
+      "/conflicts/restore": {
+        POST: async () => {
+          const pairs = (await readJson(request)).conflicts;
+          if (Array.isArray(pairs) && pairs.length > MAX_BATCH) throw tooLarge(`a restore holds at most ${MAX_BATCH} pairs`);
+          return writer.restorePairs(pairs, client());
+        },
+      },
       "/conflicts/resolve": { POST: async () => writer.resolve(await readJson(request), client()) },
       "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
       "/reindex": { POST: () => writer.reindex() },

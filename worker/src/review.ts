@@ -1,10 +1,10 @@
 // What review asks of the memory (memories/review.py): the pairs of near duplicates over a
 // threshold, each fact's nearest same-type cosine (the histogram), a fact's neighbours, and the
-// open proposals (the contradictions queue, memories/conflicts.py; resolving is a write,
-// writing.ts). At or above the floor the pairs kept on write answer; until the fill
-// (background.ts) has caught up they are a 503 `building` that says how far it is: all pairs in
-// JavaScript would pass the CPU limit of a big memory. Below the floor every pair is computed,
-// as review.py does.
+// open proposals (the contradictions queue, memories/conflicts.py), or every pair it keeps, for a
+// backup; resolving and a backup's restore are writes (writing.ts). At or above the floor the
+// pairs kept on write answer; until the fill (background.ts) has caught up they are a 503
+// `building` that says how far it is: all pairs in JavaScript would pass the CPU limit of a big
+// memory. Below the floor every pair is computed, as review.py does.
 
 import { distinct } from "./dedup";
 import { type Fact, cleanType, stamp } from "./facts";
@@ -71,20 +71,22 @@ export class Review extends Part {
   }
 
   /** GET /conflicts: the open proposals, newest first, a page of `limit` after `cursor` (the last
-   * id of the previous page, as the history's), and how many are open. */
-  conflicts(limit: number, cursor: string | null) {
+   * id of the previous page, as the history's), and how many are open. `every`: every pair kept,
+   * the resolved ones and those no longer asked about included (what a backup holds; conflicts.py `open`). */
+  conflicts(limit: number, cursor: string | null, every = false) {
     const now = stamp(new Date());
     const before = cleanPageCursor(cursor);
-    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n ${OPEN}`, now, now).one().n;
+    const [which, args]: [string, SqlStorageValue[]] = every ? ["1", []] : [OPEN, [now, now]];
+    const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n ${FROM} WHERE ${which}`, ...args).one().n;
     const [page, pageArgs] = before === null ? ["", []] : [" AND c.id < ?", [before]];
-    const rows = this.sql.exec(`SELECT c.id, c.old, c.new, c.score, c.differs ${OPEN}${page} ORDER BY c.id DESC LIMIT ?`,
-      now, now, ...pageArgs, limit + 1).toArray();
+    const rows = this.sql.exec(`SELECT c.id, c.old, c.new, c.score, c.differs, c.resolution ${FROM} WHERE ${which}${page}`
+      + " ORDER BY c.id DESC LIMIT ?", ...args, ...pageArgs, limit + 1).toArray();
     const shown = rows.slice(0, limit);
     const facts = this.reader.getMany(shown.flatMap((r) => [r.old as number, r.new as number]));
     return {
       conflicts: shown.map((r) => ({
         id: r.id as number, old: facts.get(r.old as number)!, new: facts.get(r.new as number)!, score: r.score as number,
-        differs: JSON.parse(r.differs as string),
+        differs: JSON.parse(r.differs as string), resolution: r.resolution as string | null,
       })),
       next_cursor: rows.length > limit ? String(shown[shown.length - 1].id) : null,
       total,
@@ -102,10 +104,11 @@ export class Review extends Part {
   }
 }
 
+// A pair and both its facts (a row of conflicts whose fact was deleted went with it).
+const FROM = "FROM conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id = c.new";
 // An open proposal: not resolved, and both its facts current (a proposal whose fact was replaced
 // or expired since is no longer asked about; it is kept, and is open again if that is undone).
-const OPEN = "FROM conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id = c.new WHERE c.resolution IS NULL"
-  + " AND (o.valid_until IS NULL OR o.valid_until > ?) AND (n.valid_until IS NULL OR n.valid_until > ?)";
+const OPEN = "c.resolution IS NULL AND (o.valid_until IS NULL OR o.valid_until > ?) AND (n.valid_until IS NULL OR n.valid_until > ?)";
 
 /** A pair as the contract gives it; `distinct`: why the two may be different facts after all
  * (dedup.ts, as review.py does), for the owner's review. */

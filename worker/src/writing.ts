@@ -16,8 +16,8 @@ import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanT
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Resolution, cleanResolution, cleanSupersedes, differences, hidden, isCurrent,
-  proposals } from "./lifecycle";
+import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Resolution, cleanPair, cleanResolution, cleanSupersedes, differences, hidden,
+  isCurrent, proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
 import { cleanIds, cleanReview, isDefault, reviewedBy } from "./reviewing";
@@ -34,6 +34,7 @@ type Pending = { id: number; type: FactType; vector: Float32Array };
 const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as state.py writes it
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const RESTORED = "from a backup: stored as it was, without the duplicate check";
+export const RESTORED_PAIR = "from a backup: the pair as it was resolved";
 
 /** How `addMany` stores (its defaults: an add, deduplicated, kept). */
 type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void };
@@ -631,6 +632,34 @@ export class Writer extends Part {
       }
       return this.history.record(client, "resolve", next.id, { old: old.id, new: next.id, resolution: before ?? null }, to, note, undoes);
     });
+  }
+
+  /** POST /conflicts/restore: a backup's pairs put back, after its facts (conflicts.py `restore`,
+   * writing.py `restore_pairs`): each whose two facts are here and whose pair and id the memory
+   * does not hold yet, in one write; the others skipped. "keep_both" is recorded as a `resolve`
+   * entry, as the owner's resolution is, so its undo opens the pair again. Any malformed pair: a
+   * 422 naming it, and nothing stored. */
+  restorePairs(value: unknown, client = ""): { restored: number; skipped: number } {
+    if (!Array.isArray(value)) throw invalid("conflicts must be a list of pairs");
+    const pairs = value.map((p, n) => cleanPair(p, n));
+    // Nothing in memory changes (no vector, no word): the transaction alone, as `resolved`'s.
+    const restored = this.ctx.storage.transactionSync(() => {
+      let done = 0;
+      for (const p of pairs) {
+        const here = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts WHERE id IN (?, ?)", p.old, p.new).one().n === 2;
+        const taken = this.sql.exec("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", p.old, p.new, p.id).toArray().length > 0;
+        if (!here || taken) continue;
+        this.sql.exec("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
+          p.id, p.old, p.new, p.score, JSON.stringify(p.differs), p.resolution);
+        if (p.resolution) {
+          const to: Resolved = { old: p.old, new: p.new, resolution: p.resolution };
+          this.history.record(client, "resolve", p.new, { ...to, resolution: null }, to, RESTORED_PAIR);
+        }
+        done++;
+      }
+      return done;
+    });
+    return { restored, skipped: pairs.length - restored };
   }
 
   /** The resolution of the pair's row of conflicts (null: open), or undefined: there is none. */

@@ -22,7 +22,8 @@ type Added = { id: number; created: boolean; fact: Fact; conflicts?: Proposal[];
 type Entry = { id: number; op: string; fact_id: number | null; before: Record<string, unknown> | null;
   after: Record<string, unknown> | null; note: string; undone_by: number | null };
 type Hit = { fact: Fact; current: boolean; kw_rank: number | null; vec_rank: number | null };
-type Queue = { conflicts: { id: number; old: Fact; new: Fact; score: number; differs: Differs }[]; next_cursor: string | null; total: number };
+type Queue = { conflicts: { id: number; old: Fact; new: Fact; score: number; differs: Differs; resolution: string | null }[];
+  next_cursor: string | null; total: number };
 
 let n = 0;
 const base = () => created(`http://memory.test/memories/life-${++n}-${Math.random().toString(36).slice(2)}`);
@@ -47,6 +48,7 @@ const undo = (url: string, entry: number, force = false) => call(`${url}/history
 const queue = (url: string, query = "") => json<Queue>(call(`${url}/conflicts${query}`));
 const resolve = (url: string, old: number, next: number, resolution: string) =>
   call(`${url}/conflicts/resolve`, "POST", { old, new: next, resolution });
+const restorePairs = (url: string, conflicts: unknown) => call(`${url}/conflicts/restore`, "POST", { conflicts });
 /** The fake embedder's cosine of two texts. */
 const cosine = (a: string, b: string) => {
   const [x, y] = [bagOfWords(a, 16), bagOfWords(b, 16)];
@@ -440,6 +442,101 @@ describe("resolve", () => {
     expect((await call(`${url}/conflicts/resolve`, "POST", { old: "1", new: c.id, resolution: "replace" })).status).toBe(422);
     expect((await call(`${url}/conflicts/resolve`, "POST", "nope")).status).toBe(400);
     expect((await call(`${url}/conflicts/resolve`)).status).toBe(405);
+  });
+});
+
+describe("a backup's pairs", () => {
+  const DIFFERS = { kinds: ["name"], old: ["Lisbon"], new: ["Porto"] };
+
+  it("all=true lists every pair kept with its resolution, newest first and paged; without it the open ones", async () => {
+    const url = await base();
+    const standup = await add(url, "The standup is at 9:30.");
+    const later = await post(url, "The standup is at 9:00.");
+    const gym = await add(url, "The gym opens at 7.");
+    const earlier = await post(url, "The gym opens at 6.");
+    const lisbon = await add(url, "Rosa lives in Lisbon.");
+    const porto = await post(url, "Rosa lives in Porto.");
+    expect((await resolve(url, lisbon.id, porto.id, "keep_both")).status).toBe(200);
+    expect((await resolve(url, gym.id, earlier.id, "replace")).status).toBe(200);
+    const key = (q: Queue) => q.conflicts.map((c) => [c.old.id, c.new.id, c.resolution]);
+    const open = await queue(url);
+    const every = await queue(url, "?all=true");
+    expect(every.total).toBe(every.conflicts.length);
+    expect(every.conflicts.map((c) => c.id)).toEqual(every.conflicts.map((c) => c.id).sort((i, j) => j - i));
+    expect(key(every)).toContainEqual([lisbon.id, porto.id, "keep_both"]);
+    expect(key(every)).toContainEqual([standup.id, later.id, null]);
+    // The replaced one is kept as it was proposed, its old fact replaced.
+    expect(every.conflicts.find((c) => c.old.id === gym.id && c.new.id === earlier.id))
+      .toMatchObject({ old: { superseded_by: earlier.id }, differs: { kinds: ["number"] }, resolution: null });
+    // Without all: those neither resolved nor with a fact no longer current.
+    expect(open.conflicts).toEqual(every.conflicts.filter((c) => c.resolution === null && !c.old.valid_until && !c.new.valid_until));
+    expect(key(open)).toContainEqual([standup.id, later.id, null]);
+    expect(open.total).toBe(open.conflicts.length);
+    expect(open.total).toBeLessThan(every.total - 1);
+    const first = await queue(url, "?all=1&limit=2");
+    const rest = await queue(url, `?all=true&cursor=${first.next_cursor}`);
+    expect([...first.conflicts, ...rest.conflicts]).toEqual(every.conflicts);
+    expect([first.total, rest.total, rest.next_cursor]).toEqual([every.total, every.total, null]);
+    expect(await queue(url, "?all=false")).toEqual(open);
+    expect(await errorOf(call(`${url}/conflicts?all=maybe`))).toMatchObject({ status: 422, code: "invalid", message: "all must be true or false" });
+  });
+
+  it("restore stores each pair whose facts are here and whose pair and id are free, and skips the others", async () => {
+    const url = await base();
+    // Logs never propose each other: every pair here comes from the restore.
+    const x = (await add(url, "2026-11-02: Rosa moved to Lisbon.", { type: "log" })).id;
+    const y = (await add(url, "2026-11-03: Rosa moved to Porto.", { type: "log" })).id;
+    const kept = { id: 900001, old: x, new: y, score: 0.612345, differs: DIFFERS, resolution: "keep_both", note: "ignored" };
+    const proposed = { old: y, new: x, score: 1, differs: { kinds: ["word"], old: [], new: [] }, resolution: null };
+    const r = await restorePairs(url, [kept, { ...proposed, new: 2 ** 40 }, { ...kept, old: y, new: x }, { ...proposed, id: 5.0 }]);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ restored: 2, skipped: 2 });  // a fact not here; the id in use by then
+    const every = await queue(url, "?all=true");
+    expect(every.conflicts.map((c) => [c.id, c.old.id, c.new.id, c.score, c.differs, c.resolution])).toEqual([
+      [900001, x, y, 0.612345, DIFFERS, "keep_both"], [5, y, x, 1, proposed.differs, null]]);
+    expect((await queue(url)).conflicts.map((c) => c.id)).toEqual([5]);
+    // An autoincrement id goes on after the largest restored.
+    const z = (await add(url, "2026-11-04: Rosa moved to Faro.", { type: "log" })).id;
+    expect(await json(restorePairs(url, [{ old: x, new: z, score: 0.5, differs: DIFFERS }]))).toEqual({ restored: 1, skipped: 0 });
+    expect((await queue(url, "?all=true")).conflicts[0].id).toBe(900002);
+
+    // The owner's "both true" comes back as a resolve entry (a proposal records none); its undo opens the pair.
+    const [entry] = await historyOf(url, "?op=resolve");
+    expect(entry).toMatchObject({ fact_id: y, before: { old: x, new: y, resolution: null }, after: { old: x, new: y, resolution: "keep_both" },
+      note: "from a backup: the pair as it was resolved" });
+    expect((await historyOf(url, "?op=resolve")).length).toBe(1);
+    expect((await undo(url, entry.id)).status).toBe(200);
+    expect((await queue(url)).conflicts.map((c) => [c.old.id, c.new.id])).toContainEqual([x, y]);
+    // Again: the pairs are there (the pair, and its id).
+    expect(await json(restorePairs(url, [kept, proposed, { ...proposed, old: x, new: z, id: 5 }]))).toEqual({ restored: 0, skipped: 3 });
+    expect(await json(restorePairs(url, []))).toEqual({ restored: 0, skipped: 0 });
+  });
+
+  it("refuses a malformed pair by name and stores nothing; a list of at most 100", async () => {
+    const url = await base();
+    const a = (await add(url, "2026-10-01: renewed the car insurance.", { type: "log" })).id;
+    const b = (await add(url, "2026-10-02: booked the dentist.", { type: "log" })).id;
+    const good = { old: a, new: b, score: 0.55, differs: DIFFERS };
+    const cases: [unknown, string][] = [
+      [{ new: b, score: 0.7, differs: DIFFERS }, "conflicts[1].old is required: a fact id"],
+      [{ ...good, new: a }, "conflicts[1]: old and new are the same fact"],
+      [{ ...good, old: "1" }, "conflicts[1].old must be a whole number from 1 to 9007199254740991"],
+      [{ ...good, id: true }, "conflicts[1].id must be a whole number from 1 to 9007199254740991"],
+      [{ ...good, score: 1.5 }, "conflicts[1].score must be a number from -1 to 1"],
+      [{ ...good, score: "0.5" }, "conflicts[1].score must be a number from -1 to 1"],
+      [{ ...good, differs: { ...DIFFERS, more: [] } }, "conflicts[1].differs must be {kinds, old, new}: lists of words, kinds of number, date, negation, name, word"],
+      [{ ...good, differs: { ...DIFFERS, kinds: ["mood"] } }, "conflicts[1].differs must be {kinds, old, new}: lists of words, kinds of number, date, negation, name, word"],
+      [{ ...good, differs: { ...DIFFERS, new: ["\ud800"] } }, "conflicts[1].differs.new contains a lone surrogate: it is not valid Unicode"],
+      [{ ...good, resolution: "replace" }, "conflicts[1].resolution must be null (proposed) or keep_both"],
+      [[good], "conflicts[1] must be an object"],
+    ];
+    for (const [bad, message] of cases) {
+      expect(await errorOf(restorePairs(url, [good, bad])), message).toEqual({ status: 422, code: "invalid", message });
+    }
+    expect(await errorOf(restorePairs(url, { old: a }))).toEqual({ status: 422, code: "invalid", message: "conflicts must be a list of pairs" });
+    expect(await errorOf(restorePairs(url, Array(101).fill(good))))
+      .toEqual({ status: 413, code: "too_large", message: "a restore holds at most 100 pairs" });
+    expect((await queue(url, "?all=true")).total).toBe(0);
   });
 });
 
