@@ -2,13 +2,17 @@
 
 The first line may be `{"settings": {"fusion": {...}, "threshold": x}}`, written only when the
 memory has settings of its own; it is what PUT /settings takes. A file without it (an export from
-before, or another tool's) is a backup of facts alone.
+before, or another tool's) is a backup of facts alone. After the facts come the pairs the memory
+keeps (its open contradictions, and those the owner marked both true), a line each:
+`{"conflict": {"id", "old", "new", "score", "differs", "resolution"}}`, fact ids, as GET
+/conflicts?all=true gives them.
 
 What an import does with it depends on where it goes (`restores`): a backup (every line with its
 id, as an export writes them) into a memory that holds no fact is a restore, every fact stored as it was (no dedup: facts force-stored over a near duplicate,
 or that coexisted only under the memory's own threshold, come back too) and the settings put
-back; into a memory that holds facts it is a merge, deduplicated, and the settings are left as
-they are there. Any other file is deduplicated as it is imported.
+back, then the pairs (POST /conflicts/restore); into a memory that holds facts it is a merge,
+deduplicated, and the settings and the pairs are left as they are there (the ids the pairs name
+are the backup's). Any other file is deduplicated as it is imported.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
+from .lifecycle import clean_pair
 
 FIELDS = ("id", "text", "type", "source", "created_at", "updated_at", "valid_until", "superseded_by", "reviewed_at")  # an export restores as it was
+PAIR_FIELDS = ("id", "old", "new", "score", "differs", "resolution")
 SHOWN = 10  # merged facts an import names, one a line
 
 
@@ -27,11 +33,16 @@ SHOWN = 10  # merged facts an import names, one a line
 class Backup:
     items: list[dict] = field(default_factory=list)
     settings: dict | None = None  # as PUT /settings takes them
+    conflicts: list[dict] = field(default_factory=list)  # as POST /conflicts/restore takes them
     problems: list[str] = field(default_factory=list)  # a message a line that is neither
 
 
 def fact_line(fact: dict) -> str:
     return json.dumps({k: fact.get(k) for k in FIELDS}, ensure_ascii=False) + "\n"
+
+
+def conflict_line(pair: dict) -> str:
+    return json.dumps({"conflict": {k: pair.get(k) for k in PAIR_FIELDS}}, ensure_ascii=False) + "\n"
 
 
 def settings_line(settings: dict | None) -> str:
@@ -65,6 +76,9 @@ def read(path: Path) -> Backup:
                     if not isinstance(data["settings"], dict) or backup.settings is not None:
                         raise ValueError("settings must be one JSON object, once")
                     backup.settings = data["settings"]
+                    continue
+                if set(data) == {"conflict"}:
+                    backup.conflicts.append(clean_pair(data["conflict"], len(backup.conflicts)))
                     continue
                 # (reviewed_at null is kept: an unreviewed fact; a line without it is from before the review)
                 item = {k: data[k] for k in FIELDS if data.get(k) is not None or (k == "reviewed_at" and k in data)}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .recall import PRESETS, Fusion
 from . import backup
+from .conflicts import FROM as PAIRS
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
@@ -144,9 +145,10 @@ def import_(args: argparse.Namespace) -> int:
         if found.settings and restore:
             memory.set_settings(Fusion(**found.settings["fusion"]), "cli", found.settings.get("threshold"),
                                 found.settings.get("review"))
+        pairs = memory.restore_conflicts(found.conflicts, "cli") if restore else None
     finally:
         memory.close()  # as serve does: the snapshot written, the change log pruned to it
-    report(args.db, items, results, found.settings, restore)
+    report(args.db, items, results, found, restore, pairs)
     return 0
 
 
@@ -236,12 +238,19 @@ def warn(message: str | None) -> None:
         print(f"note: {message}", file=sys.stderr)
 
 
-def report(where: str, items: list[dict], results: list, settings: dict | None, restore: bool) -> None:
-    """What an import did: a restore gives back every fact; a merge names what it folded in."""
-    created = sum(r.created for r in results)
+def report(where: str, items: list[dict], results: list, found: backup.Backup, restore: bool,
+           pairs: tuple[int, int] | None = None) -> None:
+    """What an import did: a restore gives back every fact, the settings and the pairs; a merge
+    names what it folded in."""
+    created, settings = sum(r.created for r in results), found.settings
     if restore:
         print(f"restored {created} facts into {where} (a backup into an empty memory: every fact as it was)"
               + ("; and the backup's settings" if settings else ""), file=sys.stderr)
+        if found.conflicts:
+            restored, skipped = pairs or (0, 0)
+            print(f"restored {restored} of the backup's {len(found.conflicts)} pairs (open contradictions and facts marked "
+                  f"both true)" + (f"; {skipped} skipped: a fact of theirs is not in the backup" if skipped else ""),
+                  file=sys.stderr)
         return
     merged = len(results) - created
     print(f"imported {created} facts into {where}; {merged} were already there", file=sys.stderr)
@@ -252,6 +261,9 @@ def report(where: str, items: list[dict], results: list, settings: dict | None, 
             print(f"  ... and {merged - len(lines)} more", file=sys.stderr)
     if settings:
         print("the backup's settings were not applied: this memory holds facts and settings of its own", file=sys.stderr)
+    if found.conflicts:
+        print(f"the backup's {len(found.conflicts)} pairs (open contradictions, facts marked both true) were not put back: "
+              "their ids are the backup's, and this memory's writes propose their own", file=sys.stderr)
 
 
 def remote(url: str):
@@ -292,10 +304,11 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
         if found.settings and restore:
             client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"),
                                 review=found.settings.get("review"))
+        pairs = client.restore_conflicts(found.conflicts) if restore else None
     except ClientError as e:
         print(f"error after {len(results)} facts: {e}", file=sys.stderr)
         return 1
-    report(args.url, items, results, found.settings, restore)
+    report(args.url, items, results, found, restore, pairs)
     return 0
 
 
@@ -311,6 +324,8 @@ def export_url(url: str, out) -> int:
         params["cursor"] = page["next_cursor"]
     for f in sorted(facts, key=lambda f: f["id"]):
         out.write(backup.fact_line(f))
+    for pair in client.backup_conflicts():
+        out.write(backup.conflict_line(pair))
     return 0
 
 
@@ -362,6 +377,8 @@ def export(args: argparse.Namespace) -> int:
         rows = memory.db.execute(f"SELECT {', '.join(backup.FIELDS)} FROM facts ORDER BY id")
         for row in rows:
             out.write(backup.fact_line(dict(zip(backup.FIELDS, row))))
+        for row in memory.db.execute(f"SELECT c.id, c.old, c.new, c.score, c.differs, c.resolution FROM {PAIRS} ORDER BY c.id"):
+            out.write(backup.conflict_line(dict(zip(backup.PAIR_FIELDS, row)) | {"differs": json.loads(row[4])}))
     finally:
         memory.close()
         if out is not sys.stdout:

@@ -22,6 +22,7 @@ RETRIES = 2  # for requests that are safe to repeat (reads), and only when nothi
 SECRET_HEADER = "X-Memory-Secret"
 CLIENT_HEADER = "X-Memory-Client"  # who asks, for the memory's history and recall log
 MAX_FACT_ID = 2**53 - 1  # the contract's largest id (a JSON number exactly, and the Worker's JavaScript)
+MAX_PAGE = 100  # the most a page (limit) or a batch of the contract holds
 
 
 class MemoryServiceError(Exception):
@@ -128,11 +129,13 @@ class Proposal:
     differs: dict  # {"kinds", "old", "new"}: what kind of difference, and the words each has that the other lacks
     new: Fact | None = None
     id: int | None = None  # the pair's id in GET /conflicts
+    resolution: str | None = None  # GET /conflicts: None (proposed) or "keep_both"
 
     @classmethod
     def from_json(cls, d: dict) -> Proposal:
         if "old" in d:  # GET /conflicts
-            return cls(Fact.from_json(d["old"]), float(d["score"]), d["differs"], Fact.from_json(d["new"]), d.get("id"))
+            return cls(Fact.from_json(d["old"]), float(d["score"]), d["differs"], Fact.from_json(d["new"]), d.get("id"),
+                       d.get("resolution"))
         return cls(Fact.from_json(d["fact"]), float(d["score"]), d["differs"])
 
 
@@ -477,11 +480,35 @@ class MemoryClient:
         body = self._request("POST", "/facts/review", json={"ids": [int(i) for i in ids]})
         return self._parse(lambda b: ([int(i) for i in b["reviewed"]], b.get("entry")), body)
 
-    def conflicts(self, *, limit: int = 50, cursor: str | None = None) -> tuple[list[Proposal], str | None, int]:
-        """Open proposals, newest first: (pairs, next cursor, how many are open)."""
-        params = {"limit": limit, **({"cursor": cursor} if cursor else {})}
+    def conflicts(self, *, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[Proposal], str | None, int]:
+        """Open proposals, newest first: (pairs, next cursor, how many are open). `every`: every pair
+        the memory keeps, resolved or no longer asked about too (what a backup holds)."""
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {}), **({"all": "true"} if every else {})}
         body = self._request("GET", "/conflicts", safe=True, params=params)
         return self._parse(lambda b: ([Proposal.from_json(c) for c in b["conflicts"]], b.get("next_cursor"), int(b["total"])), body)
+
+    def backup_conflicts(self) -> list[dict]:
+        """Every pair the memory keeps, oldest first, as a backup's lines hold them (memories/backup.py:
+        fact ids, not facts); [] from a memory of contract v3, which has no GET /conflicts."""
+        out, cursor = [], None
+        while True:
+            try:
+                pairs, cursor, _ = self.conflicts(limit=MAX_PAGE, cursor=cursor, every=True)
+            except NotFound:
+                return []
+            out += [{"id": p.id, "old": p.old.id, "new": p.new.id, "score": p.score, "differs": p.differs,
+                     "resolution": p.resolution} for p in pairs if p.new is not None]
+            if not cursor:
+                return sorted(out, key=lambda p: p["id"])
+
+    def restore_conflicts(self, pairs: list[dict]) -> tuple[int, int]:
+        """A backup's pairs put back after its facts, MAX_PAGE a request: (restored, skipped)."""
+        restored = skipped = 0
+        for start in range(0, len(pairs), MAX_PAGE):
+            body = self._request("POST", "/conflicts/restore", json={"conflicts": pairs[start : start + MAX_PAGE]})
+            done = self._parse(lambda b: (int(b["restored"]), int(b["skipped"])), body)
+            restored, skipped = restored + done[0], skipped + done[1]
+        return restored, skipped
 
     def resolve(self, old: int, new: int, resolution: str) -> tuple[Fact, Fact, int]:
         """replace (new replaces old), keep_old (old replaces new) or keep_both: (old, new, the history entry)."""

@@ -49,6 +49,21 @@ def test_a_bad_file_imports_nothing_and_names_every_bad_line(tmp_path):
     assert not db.exists()
 
 
+def test_a_bad_pair_in_a_backup_imports_nothing_and_names_its_line(tmp_path):
+    source = tmp_path / "backup.jsonl"
+    good = {"id": 1, "old": 1, "new": 2, "score": 0.8, "differs": {"kinds": ["number"], "old": ["9:30"], "new": ["9:00"]},
+            "resolution": None}
+    source.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"id": 1, "text": "The standup is at 9:30."}, {"id": 2, "text": "The standup is at 9:00."},
+        {"conflict": good}, {"conflict": {**good, "resolution": "maybe"}})))
+    db = tmp_path / "m.db"
+    assert main(["import", str(source), "--db", str(db), "--quiet"]) == 1
+    [problem] = read(source).problems
+    assert problem.endswith(":4: conflicts[1].resolution must be null (proposed) or keep_both"), problem
+    assert not db.exists()
+    assert read(source).conflicts == [good]  # the good line, as POST /conflicts/restore takes it
+
+
 def test_serve_refuses_to_start_without_a_secret(tmp_path):
     import os
 

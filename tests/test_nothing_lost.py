@@ -100,7 +100,8 @@ def test_a_backup_restores_into_an_empty_memory_with_identical_facts_recall_and_
     backup.write_bytes(b"".join(response.streaming_content))
     lines = [json.loads(line) for line in backup.read_text().splitlines()]
     with live_memory.client() as api:
-        assert len(lines) == api.get("/stats").json()["facts"]
+        assert len([line for line in lines if "text" in line]) == api.get("/stats").json()["facts"]
+        assert [line["conflict"] for line in lines if "conflict" in line] == kept_pairs(api) and kept_pairs(api)
 
         restored_db = tmp_path / "restored.db"
         result = subprocess.run([sys.executable, "-m", "memories", "import", str(backup), "--db", str(restored_db), "--quiet"],
@@ -121,11 +122,34 @@ def test_a_backup_restores_into_an_empty_memory_with_identical_facts_recall_and_
 
                 assert facts(copy) == facts(api)
                 assert pairs(copy) == pairs(api) and pairs(api)
+                assert kept_pairs(copy) == kept_pairs(api)
                 for q in ("passport", "Who is my sister?", "train", "water bill", "When does it expire?"):
                     assert recall(copy, q) == recall(api, q)
                 assert copy.get("/stats").json()["consistent"]
         finally:
             restored.stop()
+
+
+def kept_pairs(api) -> list[dict]:
+    """Every pair the memory keeps (its contradictions, open or not), oldest first, as a backup holds them."""
+    out, params = [], {"limit": 100, "all": "true"}
+    while True:
+        body = api.get("/conflicts", params=params).json()
+        out += [{"id": c["id"], "old": c["old"]["id"], "new": c["new"]["id"], "score": c["score"], "differs": c["differs"],
+                 "resolution": c["resolution"]} for c in body["conflicts"]]
+        if not body["next_cursor"]:
+            return sorted(out, key=lambda c: c["id"])
+        params["cursor"] = body["next_cursor"]
+
+
+def proposed_and_kept(api) -> None:
+    """Two proposals, one of them marked both true: the owner's queue and decision, for a backup."""
+    for text in ("The standup is at 9:30.", "The standup is at 9:00.", "Priya lives in Lisbon.", "Priya lives in Porto."):
+        assert api.post("/facts", json={"text": text}).status_code == 201
+    [lisbon] = [c for c in api.get("/conflicts", params={"limit": 100}).json()["conflicts"]
+                if (c["old"]["text"], c["new"]["text"]) == ("Priya lives in Lisbon.", "Priya lives in Porto.")]
+    done = api.post("/conflicts/resolve", json={"old": lisbon["old"]["id"], "new": lisbon["new"]["id"], "resolution": "keep_both"})
+    assert done.status_code == 200, done.text
 
 
 def cli(*args, memory) -> subprocess.CompletedProcess:
@@ -155,24 +179,31 @@ def test_a_backup_into_an_empty_memory_gives_back_every_fact_and_the_settings_ex
                            ("Water the plants every Sunday morning.", "skill"), ("Water the plants each Sunday morning.", "skill"),
                            ("2026-11-24: paid the water bill.", "log")):
             assert api.post("/facts", json={"text": text, "type": type}).status_code == 201
+        proposed_and_kept(api)
         facts = api.get("/facts", params={"limit": 100}).json()["facts"]
         settings = api.get("/settings").json()
+        pairs = kept_pairs(api)
+        assert {c["resolution"] for c in pairs} == {None, "keep_both"}
     backup = tmp_path / "backup.jsonl"
     assert cli("export", "--url", source.url, "-o", str(backup), memory=source).returncode == 0
     assert json.loads(backup.read_text().splitlines()[0]) == {"settings": {"fusion": settings["fusion"], "threshold": 0.999}}
 
     target = new_memory(target_kind, request, tmp_path)
     result = cli("import", str(backup), "--url", target.url, "--quiet", memory=target)
-    assert result.returncode == 0 and "restored 7 facts" in result.stderr, result.stderr
+    assert result.returncode == 0 and "restored 11 facts" in result.stderr, result.stderr
+    assert f"restored {len(pairs)} of the backup's {len(pairs)} pairs" in result.stderr, result.stderr
     with target.client() as copy:
         assert copy.get("/facts", params={"limit": 100}).json()["facts"] == facts  # ids, text, type, source, times
+        assert kept_pairs(copy) == pairs  # the open contradictions and the owner's "both true", as they were
+        assert copy.get("/conflicts").json()["total"] == len([c for c in pairs if c["resolution"] is None])
         back = copy.get("/settings").json()
         assert back["fusion"] == settings["fusion"] and back["thresholds"]["duplicate"] == {**settings["thresholds"]["duplicate"]}
         assert copy.get("/stats").json()["consistent"]
 
     # Into a memory that holds facts an import deduplicates, and says what it merged.
     again = cli("import", str(backup), "--url", target.url, "--quiet", memory=target)
-    assert "imported 0 facts" in again.stderr and "7 were already there" in again.stderr, again.stderr
+    assert "imported 0 facts" in again.stderr and "11 were already there" in again.stderr, again.stderr
+    assert f"the backup's {len(pairs)} pairs (open contradictions, facts marked both true) were not put back" in again.stderr
     assert """"Priya is the owner's sister." is #1 (exact 1.000)""" in again.stderr
     assert "settings were not applied" in again.stderr
 
@@ -183,15 +214,20 @@ def test_a_backup_into_a_file_restores_the_same(request, tmp_path):
         api.post("/facts", json={"text": "Priya is the owner's sister."})
         api.post("/facts", json={"text": "Priya is the sister of the owner.", "force": True})
         api.put("/settings", json={"threshold": 0.999})
+        proposed_and_kept(api)
         facts = api.get("/facts", params={"limit": 100}).json()["facts"]
+        pairs = kept_pairs(api)
     backup = tmp_path / "backup.jsonl"
     assert cli("export", "--url", source.url, "-o", str(backup), memory=source).returncode == 0
     db = tmp_path / "restored.db"
-    assert "restored 2 facts" in cli("import", str(backup), "--db", str(db), "--quiet", memory=source).stderr
+    assert "restored 6 facts" in cli("import", str(backup), "--db", str(db), "--quiet", memory=source).stderr
     copy = Service(db).start()
     try:
         with copy.client() as c:
             assert c.get("/facts", params={"limit": 100}).json()["facts"] == facts
+            assert kept_pairs(c) == pairs and pairs
+            [entry] = c.get("/history", params={"op": "resolve"}).json()["entries"]  # the owner's "both true", undoable
+            assert entry["after"]["resolution"] == "keep_both" and entry["client"] == "cli"
             assert c.get("/settings").json()["thresholds"]["duplicate"]["value"] == 0.999
     finally:
         copy.stop()

@@ -125,7 +125,8 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 @require_GET
 def export(request: HttpRequest) -> StreamingHttpResponse:
     """Every fact as JSONL, the format `python -m memories import` restores (ids and times kept),
-    after the memory's own settings when it has any (memories/backup.py: the same file as `export`)."""
+    after the memory's own settings when it has any, and then the pairs it keeps (its open
+    contradictions, and those marked both true): memories/backup.py, the same file as `export`."""
     client = memory(request.memory)
     first = client.list_facts(limit=EXPORT_PAGE)  # fail here, as a page, if the service is down
     settings = client.backup_settings()
@@ -138,8 +139,10 @@ def export(request: HttpRequest) -> StreamingHttpResponse:
             for fact in page.facts:
                 yield json.dumps(audit.snapshot(fact), ensure_ascii=False) + "\n"
             if not page.next_cursor:
-                return
+                break
             page = client.list_facts(limit=EXPORT_PAGE, cursor=page.next_cursor)
+        for pair in client.backup_conflicts():
+            yield json.dumps({"conflict": pair}, ensure_ascii=False) + "\n"
 
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(lines(), content_type="application/x-ndjson; charset=utf-8")
