@@ -183,14 +183,16 @@ class Writer:
 
     def _store(self, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
                op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False,
-               dry_run: bool = False) -> list[AddResult]:
+               dry_run: bool = False, also: Callable[[], object] | None = None) -> list[AddResult]:
         """`restore`: no dedup and no proposals; a fact whose id is in use is still refused (IdTaken).
-        `dry_run`: all of it, then rolled back."""
+        `dry_run`: all of it, then rolled back. `also`: more of the same write, after the facts."""
         state = self.state
         results: list[AddResult] = []
         try:
             with state.lock, state.writing() as after:
                 self._store_in(after, clean, vectors, words, results, client, op, note, undoes, restore)
+                if also:
+                    also()
                 if dry_run:
                     raise RolledBack
         except RolledBack:
@@ -421,25 +423,35 @@ class Writer:
                                        note=note, undoes=undoes)
 
     def restore_pairs(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
-        """Put back a backup's pairs (lifecycle.clean_pair's), in one write: each one whose facts
-        are here and whose pair and id are free; "keep_both" recorded as a `resolve` entry (its
-        undo opens the pair again), as the owner's resolution is. (restored, skipped)."""
-        db, restored = self.state.db, 0
+        """Put back a backup's pairs (lifecycle.clean_pair's), in one write: (restored, skipped)."""
         with self.state.writing():
-            for p in pairs:
-                here = db.execute("SELECT count(*) FROM facts WHERE id IN (?, ?)", (p["old"], p["new"])).fetchone()[0] == 2
-                taken = db.execute("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?",
-                                   (p["old"], p["new"], p["id"])).fetchone()
-                if not here or taken:
-                    continue
-                db.execute("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
-                           (p["id"], p["old"], p["new"], p["score"], json.dumps(p["differs"], ensure_ascii=False), p["resolution"]))
-                if p["resolution"]:
-                    pair = {"old": p["old"], "new": p["new"]}
-                    self.history.record(client, "resolve", p["new"], before=pair | {"resolution": None},
-                                        after=pair | {"resolution": p["resolution"]}, note=RESTORED_PAIR)
-                restored += 1
+            restored = self._put_pairs(pairs, client, RESTORED_PAIR)
         return restored, len(pairs) - restored
+
+    def _pairs_of(self, fact_id: int) -> list[dict]:
+        """The pairs fact `fact_id` is in, as a backup holds them: what its delete takes with it."""
+        rows = self.state.db.execute("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? "
+                                     "ORDER BY id", (fact_id, fact_id)).fetchall()
+        return [{"id": r[0], "old": r[1], "new": r[2], "score": r[3], "differs": json.loads(r[4]), "resolution": r[5]} for r in rows]
+
+    def _put_pairs(self, pairs: list[dict], client: str, note: str | None) -> int:
+        """Inside a write: each pair whose facts are here and whose pair and id are free, stored as
+        it was; how many. With a `note`, each "keep_both" is a `resolve` entry (its undo opens the
+        pair again), as the owner's resolution is; without, the caller's entry covers them."""
+        db, put = self.state.db, 0
+        for p in pairs:
+            here = db.execute("SELECT count(*) FROM facts WHERE id IN (?, ?)", (p["old"], p["new"])).fetchone()[0] == 2
+            taken = db.execute("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", (p["old"], p["new"], p["id"])).fetchone()
+            if not here or taken:
+                continue
+            db.execute("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
+                       (p["id"], p["old"], p["new"], p["score"], json.dumps(p["differs"], ensure_ascii=False), p["resolution"]))
+            if p["resolution"] and note is not None:
+                pair = {"old": p["old"], "new": p["new"]}
+                self.history.record(client, "resolve", p["new"], before=pair | {"resolution": None},
+                                    after=pair | {"resolution": p["resolution"]}, note=note)
+            put += 1
+        return put
 
     def review(self, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
         """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in
@@ -474,11 +486,13 @@ class Writer:
     def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None,
                replaced: list[dict] = ()) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed. The
-        history keeps the whole fact, so the delete can be undone."""
+        history keeps the whole fact and the pairs it was in, so the delete can be undone."""
         state, db = self.state, self.state.db
         with state.writing() as after:
             fact = self.reader.get(fact_id)
-            self.history.record(client, "delete", fact_id, before=fact, note=note, undoes=undoes)
+            pairs = self._pairs_of(fact_id)  # its contradictions, open or resolved: an undo puts them back
+            self.history.record(client, "delete", fact_id, before=fact.to_dict() | ({"pairs": pairs} if pairs else {}),
+                                note=note, undoes=undoes)
             self._unlink(fact_id)  # before its vector leaves the table
             db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
             db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
@@ -512,7 +526,8 @@ class Writer:
             if entry.op in ("delete",):  # what was there, under its id and times: no dedup
                 b = entry.before
                 [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
-                                       note=note, undoes=entry_id, restore=True)
+                                       note=note, undoes=entry_id, restore=True,
+                                       also=partial(self._put_pairs, b.get("pairs", []), client, None))
                 fact = result.fact
             elif entry.op in ("edit",):
                 b = entry.before

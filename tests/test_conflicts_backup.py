@@ -1,5 +1,6 @@
-"""Every pair a memory keeps, as a backup needs them (GET /conflicts?all=true), and a backup's
-pairs put back (POST /conflicts/restore): both memories, the real model, real HTTP."""
+"""Every pair a memory keeps, as a backup needs them (GET /conflicts?all=true), a backup's pairs
+put back (POST /conflicts/restore), and a deleted fact's pairs back with its undo: both memories,
+the real model, real HTTP."""
 
 import pytest
 
@@ -122,3 +123,19 @@ def test_a_restore_takes_a_list_of_at_most_100_pairs(api):
     r = restore(api, *[{"old": 1, "new": 2, "score": 0.5, "differs": DIFFERS}] * 101)
     assert r.status_code == 413 and r.json()["error"] == {"code": "too_large", "message": "a restore holds at most 100 pairs"}
     assert restore(api).json() == {"restored": 0, "skipped": 0}
+
+
+def test_an_undone_delete_brings_back_the_pairs_its_fact_was_in(api):
+    old, new = add(api, "The dentist is Dr. Okafor on Rua Nova."), add(api, "The dentist is Dr. Okafor on Rua Velha.")
+    other = add(api, "The dentist is Dr. Okafor on Rua Augusta.")
+    assert old["id"] in [c["id"] for c in new["conflicts"]] and old["id"] in [c["id"] for c in other["conflicts"]]
+    assert api.post("/conflicts/resolve", json={"old": old["id"], "new": new["id"], "resolution": "keep_both"}).status_code == 200
+    before = {k: c for k, c in pairs(api, every=True)[0].items() if old["id"] in k}
+    assert len(before) >= 2 and before[(old["id"], new["id"])]["resolution"] == "keep_both"
+
+    assert api.delete(f"/facts/{old['id']}").status_code == 200
+    assert not [k for k in pairs(api, every=True)[0] if old["id"] in k]  # gone with it
+    [entry] = api.get("/history", params={"fact_id": old["id"], "op": "delete"}).json()["entries"]
+    assert api.post(f"/history/{entry['id']}/undo").status_code == 200
+    assert {k: c for k, c in pairs(api, every=True)[0].items() if old["id"] in k} == before  # ids, scores, resolutions
+    assert (old["id"], other["id"]) in pairs(api)[0]  # open again in the queue

@@ -16,7 +16,7 @@ import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanT
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Resolution, cleanPair, cleanResolution, cleanSupersedes, differences, hidden,
+import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Pair, type Resolution, cleanPair, cleanResolution, cleanSupersedes, differences, hidden,
   isCurrent, proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
@@ -37,7 +37,8 @@ export const RESTORED = "from a backup: stored as it was, without the duplicate 
 export const RESTORED_PAIR = "from a backup: the pair as it was resolved";
 
 /** How `addMany` stores (its defaults: an add, deduplicated, kept). */
-type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void };
+type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void;
+  also?: () => void };
 
 /** What `addMany` answers for each fact: its status and body (as POST /facts answers). */
 type Added = { status: number; body: { id: number; created: boolean; fact: Fact; [more: string]: unknown } };
@@ -262,9 +263,10 @@ export class Writer extends Part {
    * force-stored near duplicates and all) and no proposals, `superseded_by` and `reviewed_at` kept;
    * an id in use is still a 409. `dryRun`: every check and every answer as if stored, then the
    * transaction rolled back (no history entry, proposal or word kept, the index untouched).
-   * `check`: what must still hold, run again inside the transaction (an undo's). */
+   * `check`: what must still hold, run again inside the transaction (an undo's); `also`: more of
+   * the same transaction, after the facts (an undone delete's pairs). */
   private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}): Promise<Added[]> {
-    const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check } = how;
+    const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check, also } = how;
     const clean = items.map((i) => {
       const c = {
         text: cleanText(i.text),
@@ -359,6 +361,7 @@ export class Writer extends Part {
         return { status: 201, body: { id, created: true, fact, conflicts, ...waits } };
       });
       this.addWords(stored, words);
+      also?.();
       return out;
     };
     try {
@@ -449,15 +452,16 @@ export class Writer extends Part {
     return { fact: edited, entry };
   }
 
-  /** Remove the row, its FTS entry, its vector and its proposals together; the history keeps the
-   * whole fact, so the delete can be undone. The facts it replaced stay replaced. `also`: more of
+  /** Remove the row, its FTS entry, its vector and its pairs together; the history keeps the
+   * whole fact and its pairs, so the delete can be undone. The facts it replaced stay replaced. `also`: more of
    * the same transaction (an undone add puts back the facts it replaced). */
   delete(id: number, client = "", note = "", undoes: number | null = null, also?: () => void) {
     const fact = this.reader.get(id);
     const { model, dims } = this.embedder;
     let dropped: string[] = [];
     this.state.transact(() => {
-      this.history.record(client, "delete", id, fact, null, note, undoes);
+      const pairs = this.pairsOf(id);  // its contradictions, open or resolved: an undo puts them back
+      this.history.record(client, "delete", id, pairs.length ? { ...fact, pairs } : fact, null, note, undoes);
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
@@ -494,8 +498,11 @@ export class Writer extends Part {
     const before = entry.before!;
     let fact: Fact | null = null;
     if (entry.op === "delete") {
-      // What was there, under its id and times, with its FTS entry, vector and pairs: no dedup.
-      const [r] = await this.addMany([before], client, { op: "restore", note, undoes: entryId, restore: true, check });
+      // What was there, under its id and times, with its FTS entry, vector and pairs (its near
+      // duplicates, and the contradictions it was in, from the entry): no dedup.
+      const pairs = (before.pairs ?? []) as Pair[];
+      const also = () => { this.putPairs(pairs, client, null); };
+      const [r] = await this.addMany([before], client, { op: "restore", note, undoes: entryId, restore: true, check, also });
       fact = r.body.fact;
     } else if (entry.op === "edit") {
       const back = { ...changedFields(before) };  // (an entry from before the lifecycle: current, as it was then)
@@ -643,23 +650,35 @@ export class Writer extends Part {
     if (!Array.isArray(value)) throw invalid("conflicts must be a list of pairs");
     const pairs = value.map((p, n) => cleanPair(p, n));
     // Nothing in memory changes (no vector, no word): the transaction alone, as `resolved`'s.
-    const restored = this.ctx.storage.transactionSync(() => {
-      let done = 0;
-      for (const p of pairs) {
-        const here = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts WHERE id IN (?, ?)", p.old, p.new).one().n === 2;
-        const taken = this.sql.exec("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", p.old, p.new, p.id).toArray().length > 0;
-        if (!here || taken) continue;
-        this.sql.exec("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
-          p.id, p.old, p.new, p.score, JSON.stringify(p.differs), p.resolution);
-        if (p.resolution) {
-          const to: Resolved = { old: p.old, new: p.new, resolution: p.resolution };
-          this.history.record(client, "resolve", p.new, { ...to, resolution: null }, to, RESTORED_PAIR);
-        }
-        done++;
-      }
-      return done;
-    });
+    const restored = this.ctx.storage.transactionSync(() => this.putPairs(pairs, client, RESTORED_PAIR));
     return { restored, skipped: pairs.length - restored };
+  }
+
+  /** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (writing.py `_pairs_of`). */
+  private pairsOf(id: number): Pair[] {
+    return this.sql.exec("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? ORDER BY id", id, id)
+      .toArray().map((r) => ({ id: r.id as number, old: r.old as number, new: r.new as number, score: r.score as number,
+        differs: JSON.parse(r.differs as string), resolution: r.resolution as "keep_both" | null }));
+  }
+
+  /** Inside a write: each pair whose facts are here and whose pair and id are free, stored as it
+   * was; how many. With a `note`, each "keep_both" is a `resolve` entry (its undo opens the pair
+   * again), as the owner's resolution is; without, the caller's entry covers them (`_put_pairs`). */
+  private putPairs(pairs: Pair[], client: string, note: string | null): number {
+    let put = 0;
+    for (const p of pairs) {
+      const here = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts WHERE id IN (?, ?)", p.old, p.new).one().n === 2;
+      const taken = this.sql.exec("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", p.old, p.new, p.id).toArray().length > 0;
+      if (!here || taken) continue;
+      this.sql.exec("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
+        p.id, p.old, p.new, p.score, JSON.stringify(p.differs), p.resolution);
+      if (p.resolution && note !== null) {
+        const to: Resolved = { old: p.old, new: p.new, resolution: p.resolution };
+        this.history.record(client, "resolve", p.new, { ...to, resolution: null }, to, note);
+      }
+      put++;
+    }
+    return put;
   }
 
   /** The resolution of the pair's row of conflicts (null: open), or undefined: there is none. */

@@ -538,6 +538,24 @@ describe("a backup's pairs", () => {
       .toEqual({ status: 413, code: "too_large", message: "a restore holds at most 100 pairs" });
     expect((await queue(url, "?all=true")).total).toBe(0);
   });
+
+  it("an undone delete brings back the pairs its fact was in, with their ids and resolutions", async () => {
+    const url = await base();
+    const x = (await add(url, "2026-11-02: Rosa moved to Lisbon.", { type: "log" })).id;
+    const y = (await add(url, "2026-11-03: Rosa moved to Porto.", { type: "log" })).id;
+    const z = (await add(url, "2026-11-04: Rosa moved to Faro.", { type: "log" })).id;
+    const pairs = [{ id: 7, old: x, new: y, score: 0.6, differs: DIFFERS, resolution: "keep_both" },
+      { id: 8, old: z, new: x, score: 0.55, differs: DIFFERS, resolution: null }, { id: 9, old: y, new: z, score: 0.5, differs: DIFFERS }];
+    expect(await json(restorePairs(url, pairs))).toEqual({ restored: 3, skipped: 0 });
+    const before = (await queue(url, "?all=true")).conflicts;
+    expect((await call(`${url}/facts/${x}`, "DELETE")).status).toBe(200);
+    expect((await queue(url, "?all=true")).conflicts.map((c) => c.id)).toEqual([9]);
+    const [deleted] = await historyOf(url, `?fact_id=${x}&op=delete`);
+    expect((deleted.before as { pairs: unknown[] }).pairs).toEqual(pairs.slice(0, 2));
+    expect((await undo(url, deleted.id)).status).toBe(200);
+    expect((await queue(url, "?all=true")).conflicts).toEqual(before);
+    expect((await historyOf(url, "?op=resolve")).length).toBe(1);  // the restore's own: the undo's entry covers the rest
+  });
 });
 
 describe("PATCH of the validity", () => {
