@@ -173,11 +173,16 @@ class Rows:
                 s += params[:, 0] * total
                 out[start : start + len(codes)] = s
 
-        if len(self.codes) < POOL_BLOCKS:
-            scan()
-        else:
+        if self.pooled:
             list(_pool().map(lambda _: scan(), range(THREADS)))
+        else:
+            scan()
         return out
+
+    @property
+    def pooled(self) -> bool:
+        """Whether a scan shares these rows' blocks among the pool's threads: they are that many."""
+        return len(self.codes) >= POOL_BLOCKS
 
     def nbytes(self) -> int:
         """The bytes these rows hold: the arrays exactly, the row map as an upper bound."""

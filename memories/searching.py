@@ -17,7 +17,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 
@@ -216,12 +216,15 @@ class Searcher:
               fusion: Fusion, mode: str = "hybrid", hidden: tuple[tuple[str, list], tuple[int, ...]] | None = None) -> Ranking:
         """Step 2, under the read the caller holds: plan, the two lists (without the `hidden`
         facts), the counts, fuse."""
-        # The vector list's scan of the codes starts on another thread, and the keyword list is
-        # built beside it: numpy and SQLite both let go of the GIL. The scan is waited for
-        # before anything else, an error included: no write may change the rows under it.
+        # A scan of the codes long enough to use the pool starts on another thread, and the keyword
+        # list is built beside it: numkong and SQLite both let go of the GIL. The scan is waited
+        # for before anything else, an error included: no write may change the rows under it. A
+        # shorter scan costs less here than the hand-off (at 10k facts 1.85 against 2.15 ms p50;
+        # at 100k beside is 6.45 against 6.64: docs/performance.md).
         vectors = self.state.vectors
-        scanning = (_beside().submit(vectors.scan, qvec, type, None, hidden[1] if hidden else ())
-                    if mode != "keyword" and qvec is not None and len(vectors) else None)
+        scans = mode != "keyword" and qvec is not None and len(vectors)
+        scan = partial(vectors.scan, qvec, type, None, hidden[1] if hidden else ())
+        scanning = _beside().submit(scan) if scans and vectors.pooled(type) else None
         try:
             # The plan: the FTS5 query, with the expansions in it (hybrid recall only).
             expansions = self._expansions(query, term_vectors, fusion) if mode == "hybrid" else []
@@ -231,7 +234,8 @@ class Searcher:
         finally:
             if scanning:
                 wait([scanning])
-        vec = vectors.top(scanning.result(), qvec, fusion.depth) if scanning else []
+        scored = scanning.result() if scanning else scan() if scans else None
+        vec = vectors.top(scored, qvec, fusion.depth) if scored is not None else []
         # How much the keyword list's terms tell (method "info"), and the fused order.
         counts, info = self.reader.term_counts(fusion.terms(query, words), expansions) if kw else ([], None)
         fused = fuse([(fid, -score) for fid, score in kw], vec, fusion, info)

@@ -175,6 +175,10 @@ class VectorIndex:
                 scored.append((part, s))
         return scored
 
+    def pooled(self, type: str | None = None) -> bool:
+        """Whether a `scan` of `type` (None: every type) shares a part's blocks among the pool's threads."""
+        return any(self.parts[t].pooled for t in ([type] if type else TYPES))
+
     def top(self, scored: list[tuple[Rows, np.ndarray]], query: np.ndarray, k: int = 30) -> list[tuple[int, float]]:
         """`search`'s second half, over a `scan`: the best k rescored from the table (on the
         thread that holds the read)."""

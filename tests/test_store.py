@@ -432,10 +432,23 @@ def test_recall_waits_for_its_vector_scan_even_when_its_keyword_list_fails(fake_
         return out
 
     monkeypatch.setattr(vectors, "scan", slow_scan)
+    monkeypatch.setattr(vectors, "pooled", lambda type: True)  # as long as a big memory's
     monkeypatch.setattr(fake_memory.reader, "keyword", lambda *args: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         fake_memory.recall("heron pond")
     assert len(scans) == 1 and scans[0].startswith("recall")  # beside, on the recall thread, and over
+
+
+def test_a_short_scan_runs_on_the_recalls_own_thread_and_a_long_one_beside(fake_memory, monkeypatch):
+    # The hand-off to another thread costs more than a short scan saves beside the keyword list.
+    fake_memory.add("The blue heron nests by the mill pond.")
+    vectors, real_scan, scans = fake_memory.state.vectors, fake_memory.state.vectors.scan, []
+    monkeypatch.setattr(vectors, "scan", lambda *args: scans.append(threading.current_thread().name) or real_scan(*args))
+    alone = fake_memory.recall("heron pond")
+    monkeypatch.setattr(vectors, "pooled", lambda type: True)
+    beside = fake_memory.recall("heron pond")
+    assert scans[0] == threading.current_thread().name and scans[1].startswith("recall")
+    assert alone["results"] == beside["results"] and alone["results"]
 
 
 def test_explain_reads_while_another_process_holds_the_write_lock(fake_memory):

@@ -243,6 +243,7 @@ def test_a_scan_scores_each_row_as_its_decoded_code_within_the_query_codes_bound
     gap = np.abs(rows.scores(q) - decoded.astype(np.float64) @ q)
     assert (gap <= codes.LEVELS * step * r1 + 1e-6).all()
     assert 0 < r1 < 1e-3  # 15 bits a dimension: the query term is a small part of the bound
+    assert rows.pooled == (n > POOL_BLOCKS * ROWS)  # the pool's, and so recall's scan beside its keyword list
 
 
 def test_a_query_as_integers_is_the_query_within_what_it_leaves_out():
