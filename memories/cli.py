@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .recall import PRESETS, Fusion
 from . import backup
-from .conflicts import FROM as PAIRS
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
@@ -377,8 +376,8 @@ def export(args: argparse.Namespace) -> int:
         rows = memory.db.execute(f"SELECT {', '.join(backup.FIELDS)} FROM facts ORDER BY id")
         for row in rows:
             out.write(backup.fact_line(dict(zip(backup.FIELDS, row))))
-        for row in memory.db.execute(f"SELECT c.id, c.old, c.new, c.score, c.differs, c.resolution FROM {PAIRS} ORDER BY c.id"):
-            out.write(backup.conflict_line(dict(zip(backup.PAIR_FIELDS, row)) | {"differs": json.loads(row[4])}))
+        for pair in memory.kept_pairs():
+            out.write(backup.conflict_line(pair))
     finally:
         memory.close()
         if out is not sys.stdout:

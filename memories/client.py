@@ -497,7 +497,7 @@ class MemoryClient:
             except NotFound:
                 return []
             out += [{"id": p.id, "old": p.old.id, "new": p.new.id, "score": p.score, "differs": p.differs,
-                     "resolution": p.resolution} for p in pairs if p.new is not None]
+                     "resolution": p.resolution} for p in pairs]
             if not cursor:
                 return sorted(out, key=lambda p: p["id"])
 

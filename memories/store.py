@@ -179,6 +179,10 @@ class Memory:
     def conflicts(self, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[dict], str | None, int]:
         return self.conflicts_queue.open(limit, cursor, every)
 
+    def kept_pairs(self) -> list[dict]:
+        """Every pair kept, oldest first, as a backup's lines hold them (backup.py)."""
+        return self.writer.pairs_of()
+
     def restore_conflicts(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
         return self.conflicts_queue.restore(pairs, client)
 

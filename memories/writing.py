@@ -428,10 +428,12 @@ class Writer:
             restored = self._put_pairs(pairs, client, RESTORED_PAIR)
         return restored, len(pairs) - restored
 
-    def _pairs_of(self, fact_id: int) -> list[dict]:
-        """The pairs fact `fact_id` is in, as a backup holds them: what its delete takes with it."""
-        rows = self.state.db.execute("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? "
-                                     "ORDER BY id", (fact_id, fact_id)).fetchall()
+    def pairs_of(self, fact_id: int | None = None) -> list[dict]:
+        """The pairs fact `fact_id` is in (what its delete takes with it), or every pair kept (an
+        export), oldest first, as a backup holds them. (A pair goes with either of its facts.)"""
+        where, args = ("old = ? OR new = ?", (fact_id, fact_id)) if fact_id is not None else ("1", ())
+        rows = self.state.db.execute(f"SELECT id, old, new, score, differs, resolution FROM conflicts WHERE {where} ORDER BY id",
+                                     args).fetchall()
         return [{"id": r[0], "old": r[1], "new": r[2], "score": r[3], "differs": json.loads(r[4]), "resolution": r[5]} for r in rows]
 
     def _put_pairs(self, pairs: list[dict], client: str, note: str | None) -> int:
@@ -490,7 +492,7 @@ class Writer:
         state, db = self.state, self.state.db
         with state.writing() as after:
             fact = self.reader.get(fact_id)
-            pairs = self._pairs_of(fact_id)  # its contradictions, open or resolved: an undo puts them back
+            pairs = self.pairs_of(fact_id)  # its contradictions, open or resolved: an undo puts them back
             self.history.record(client, "delete", fact_id, before=fact.to_dict() | ({"pairs": pairs} if pairs else {}),
                                 note=note, undoes=undoes)
             self._unlink(fact_id)  # before its vector leaves the table

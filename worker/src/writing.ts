@@ -654,7 +654,7 @@ export class Writer extends Part {
     return { restored, skipped: pairs.length - restored };
   }
 
-  /** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (writing.py `_pairs_of`). */
+  /** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (writing.py `pairs_of`). */
   private pairsOf(id: number): Pair[] {
     return this.sql.exec("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? ORDER BY id", id, id)
       .toArray().map((r) => ({ id: r.id as number, old: r.old as number, new: r.new as number, score: r.score as number,
