@@ -42,15 +42,32 @@ def read_text(path: Path) -> str:
         raise Malformed(f"{path}:{line}: not UTF-8 text") from None
 
 
-def json_list(text: str, keys: tuple[str, ...], what: str) -> list:
-    """A JSON export's list of records: the document itself, or the list under the first of
-    `keys` an object holds; anything else is Malformed, saying `what` was expected."""
+def lines(text: str) -> list[str]:
+    """The file's lines, split at "\n" (and "\r\n") only: str.splitlines() also splits at U+2028,
+    U+0085 and the like, which JSON allows raw inside a string and a pasted list may hold."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+DEEP = "JSON nested too deeply to read (thousands of arrays or objects one inside another)"
+
+
+def load_json(text: str):
+    """A whole JSON document, or Malformed: with the line where it stops being JSON, or saying it
+    nests too deeply (the decoder raises RecursionError, which is a reason, not a traceback)."""
     import json
 
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
+    except RecursionError:
+        raise Malformed(DEEP) from None
+
+
+def json_list(text: str, keys: tuple[str, ...], what: str) -> list:
+    """A JSON export's list of records: the document itself, or the list under the first of
+    `keys` an object holds; anything else is Malformed, saying `what` was expected."""
+    data = load_json(text)
     if isinstance(data, dict):
         data = next((data[k] for k in keys if k in data), None)
     if not isinstance(data, list):

@@ -35,11 +35,17 @@ def checked_text(text: object) -> str:
         raise Refused("text is empty")
     if len(text) > MAX_TEXT:
         raise Refused(f"text is {len(text)} characters; the limit is {MAX_TEXT}")
+    return valid_unicode(text, "text")
+
+
+def valid_unicode(value: str, name: str) -> str:
+    """JSON's \\ud800 escape gives a lone surrogate, which the memory refuses (422) and which
+    would fail the whole batch of the dry run: refused here, on its own line."""
     try:
-        text.encode("utf-8")
+        value.encode("utf-8")
     except UnicodeEncodeError:
-        raise Refused("text contains a lone surrogate: it is not valid Unicode") from None
-    return text
+        raise Refused(f"{name} contains a lone surrogate: it is not valid Unicode") from None
+    return value
 
 
 def checked_time(value: str) -> str:
@@ -69,6 +75,7 @@ def candidate(parsed, line: int, text: object, source: str, type: object = None,
             raise Refused(f"type must be one of {', '.join(TYPES)}")
         if len(source) > MAX_SOURCE:
             raise Refused(f"source is longer than {MAX_SOURCE} characters")
+        valid_unicode(source, "source")
         item = {"text": checked_text(text), "type": kind, "source": source, "line": line}
         if time not in (None, ""):
             if not isinstance(time, str):

@@ -7,20 +7,24 @@ from __future__ import annotations
 
 import re
 
-from . import Parsed
+from . import Parsed, lines
 from .facts import candidate
 
-BULLET = re.compile(r"^\s*(?:[-*•·–](?:\s+|$)|\(?[0-9]{1,4}[.)](?:\s+|$))")
-HEADING = re.compile(r"^\s*(?:#{1,6}\s.*|[^.!?]{1,60}:)\s*$")
+# Both match a line already stripped of its white space: a leading \s* would let the heading's
+# [^.!?]{1,60} start at every space of a long run of them (2 MB of spaces then a letter took 0.5 s, now 2 ms).
+BULLET = re.compile(r"(?:[-*•·–](?:\s+|$)|\(?[0-9]{1,4}[.)](?:\s+|$))")
+HEADING = re.compile(r"#{1,6}(?:\s.*)?|[^.!?]{0,60}:")
 
 
 def read(text: str, source: str) -> Parsed:
     parsed = Parsed()
-    for n, line in enumerate(text.splitlines(), start=1):
-        text = BULLET.sub("", line, count=1)
-        if not text.strip() or HEADING.match(line):  # (a bullet with nothing after it is a blank line)
+    for n, line in enumerate(lines(text), start=1):
+        line = line.strip()
+        bullet = BULLET.match(line)
+        fact = line[bullet.end():] if bullet else line
+        if not fact or HEADING.fullmatch(line):  # (a bullet with nothing after it is a blank line)
             continue
-        candidate(parsed, n, text, source)
+        candidate(parsed, n, fact, source)
     return parsed
 
 

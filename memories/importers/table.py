@@ -9,8 +9,14 @@ import csv
 import io
 import json
 
-from . import Malformed, Parsed
+from . import DEEP, MAX_BYTES, Malformed, Parsed, lines, load_json
 from .facts import candidate
+
+# csv refuses a field over 128 KB (field_size_limit) as an error that stops the reader, which
+# would refuse the whole file at the wrong line. A field as big as the file may be instead: the
+# row is then refused for its text's length, with its line (the limit is process-wide; the file
+# is in memory already, so a field costs at most as much again).
+csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))
 
 TEXT_COLUMNS = ("text", "memory", "content", "fact")
 ROLES = ("text", "type", "source", "time")
@@ -62,10 +68,7 @@ def objects(value, where: str) -> dict:
 
 
 def json_array(text: str, mapping: dict) -> Parsed:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise Malformed(f"line {e.lineno}: not JSON ({e.msg})") from None
+    data = load_json(text)
     if not isinstance(data, list):
         raise Malformed("line 1: not a JSON array of objects")
     # An array has no line per object: each is numbered by its place in the array, from 1.
@@ -73,12 +76,16 @@ def json_array(text: str, mapping: dict) -> Parsed:
 
 
 def json_lines(text: str, mapping: dict) -> Parsed:
-    records = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    parsed, records = Parsed(), []
+    for n, line in enumerate(lines(text), start=1):
         if not line.strip():
             continue
         try:
             records.append((n, objects(json.loads(line), f"line {n}")))
         except json.JSONDecodeError as e:
             raise Malformed(f"line {n}: not JSON ({e.msg})") from None
-    return rows(Parsed(), records, mapping, "jsonl")
+        except RecursionError:  # JSON all the same: this line is refused, the others read
+            parsed.refused.append((n, DEEP))
+    parsed = rows(parsed, records, mapping, "jsonl")
+    parsed.refused.sort(key=lambda refused: refused[0])  # in the file's order, with the rows' own
+    return parsed
