@@ -29,6 +29,16 @@ MEMORY_NAMES = env.list("MEMORY_NAMES", default=[])
 MEMORY_TIMEOUT = env.float("MEMORY_TIMEOUT", default=10.0)
 DUPLICATE_THRESHOLD = env.float("DUPLICATE_THRESHOLD", default=0.97)
 
+# Uploads (the Import page, dashboard/import_jobs.py). Django keeps an upload up to
+# FILE_UPLOAD_MAX_MEMORY_SIZE in memory and streams a bigger one to a temporary file; the import
+# refuses a file over IMPORT_MAX_FILE_BYTES from its size, before reading it (never past the
+# readers' own 20 MB). A form's other fields may take DATA_UPLOAD_MAX_MEMORY_SIZE. All uploads
+# being imported hold at most IMPORT_HELD_BYTES together, as the jobs estimate it.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440  # 2.5 MB, Django's default, said here
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=20 * 1024 * 1024)
+IMPORT_HELD_BYTES = env.int("IMPORT_HELD_BYTES", default=512 * 1024 * 1024)
+
 INSTALLED_APPS = [
     "django.contrib.auth",
     "django.contrib.contenttypes",

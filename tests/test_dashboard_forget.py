@@ -47,3 +47,21 @@ def test_forget_for_good_refuses_a_get_that_would_delete(owner_client, live_memo
     with live_memory.client() as api:
         assert api.get(f"/facts/{fid}").status_code == 200
         assert len(api.get("/history", params={"fact_id": fid}).json()["entries"]) == 1
+
+
+def test_forget_for_good_leaves_no_copy_in_the_dashboards_own_records(owner_client, live_memory):
+    from dashboard.models import AuditEntry
+
+    text = f"The safe's combination is 9-41-07 ({uuid.uuid4().hex[:6]})."
+    with live_memory.client() as api:
+        fact = api.post("/facts", json={"text": text}).json()["fact"]
+        other = api.post("/facts", json={"text": f"The safe is in the attic ({uuid.uuid4().hex[:6]})."}).json()["fact"]
+    # As an evaluation set's load records what it stored, and a note that quotes it on another fact.
+    AuditEntry.objects.create(memory="default", user="owner", action="import", fact_id=fact["id"], after=fact)
+    AuditEntry.objects.create(memory="default", user="owner", action="eval_case", fact_id=other["id"],
+                              after={"expected": [fact["id"]], "was": text})
+    kept = AuditEntry.objects.create(memory="default", user="owner", action="import", fact_id=other["id"], after=other)
+    owner_client.post(reverse("fact_forget", args=[fact["id"]]))
+    left = [str([e.before, e.after, e.note]) for e in AuditEntry.objects.all()]
+    assert not any(text in e for e in left)
+    assert AuditEntry.objects.filter(id=kept.id).exists()  # another fact's record stays

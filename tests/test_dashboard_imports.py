@@ -161,7 +161,7 @@ def test_the_import_stores_what_the_dry_run_showed_not_what_the_file_holds_since
     assert counts(dry) == {"store": 2, "merged": 0, "proposed": 1, "refused": 0}
     proposed = dry.select_one("#plan-proposed")
     assert f"#{old}" in proposed.text and "Ms Adeyemi" in proposed.text and "differs:" in proposed.text
-    from dashboard.views.imports import JOBS
+    from dashboard.import_jobs import JOBS
 
     JOBS[job_id(url)].path.write_text(f"- Something else entirely ({t}).\n")  # the file changes under it: no matter
     finish(owner_client, url, "import-go")
@@ -208,7 +208,7 @@ def test_a_file_over_the_limit_or_without_a_format_is_refused_saying_why(owner_c
 
 def test_another_memorys_upload_or_one_forgotten_is_a_404(owner_client, live_memory):
     url = job_url(upload(owner_client, "chatgpt.txt", (FIXTURES / "chatgpt.txt").read_bytes(), "chatgpt-list"))
-    from dashboard.views.imports import JOBS
+    from dashboard.import_jobs import JOBS
 
     JOBS[job_id(url)].memory = "work"
     assert owner_client.get(url).status_code == 404

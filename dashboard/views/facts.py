@@ -20,6 +20,8 @@ from memories.client import BadRequest, Conflict, Fact, MemoryClient, NotFound, 
 from .. import audit
 from ..forms import (DEFAULT_ORDER, DEFAULT_STATUS, MAX_ID, SORT_COLUMNS, STATUSES, FactFilter, FactForm, Validity,
                      end_of_day, parse_id)
+from ..forgetting import forget_records
+from ..import_jobs import drop_mentioning
 from ..memory import forget_status, mark_down, memory, model_waiting
 from ..models import EvalCase
 from ..problems import owner_mistake
@@ -454,6 +456,8 @@ def fact_forget(request: HttpRequest, fact_id: int) -> HttpResponse:
     except NotFound:
         pass  # deleted meanwhile: its history is still to go
     purged = client.forget(fact_id)
+    forget_records(request.memory, fact_id, [fact.text])  # the dashboard's own copies of it too
+    drop_mentioning(request.memory, fact_id, fact.text)  # and an upload being imported that holds it
     forget_status()
     messages.success(request, f"Fact #{fact_id} is gone for good: deleted, and its {purged} history "
                      f"entr{'y' if purged == 1 else 'ies'} removed. The trash and the audit log no longer hold its text.")
