@@ -67,6 +67,13 @@ class ChangedSince(StoreError):
         self.entry, self.current = entry, current
 
 
+class UndoRefused(StoreError):
+    """An undo that would leave the memory in a state no write may make (a loop of replacements,
+    a fact replaced by one that is gone or not current): refused even with `force`."""
+
+    code, status = "undo_refused", 409
+
+
 class Unavailable(StoreError):
     code, status = "model_unavailable", 503
 
@@ -262,6 +269,7 @@ class Item:
     supersedes: tuple[int, ...]
     reviewed_at: str | None  # kept only by a restore
     reviewed_given: bool  # the item names reviewed_at (null too); a restore of one that does not is reviewed
+    own_valid_until: str | None = None  # kept only by a restore: a replaced fact's own validity (replacing.py)
 
 
 def clean_items(items: list[dict]) -> list[Item]:
@@ -275,7 +283,8 @@ def clean_items(items: list[dict]) -> list[Item]:
                     clean_time(i.get("created_at"), "created_at"), clean_time(i.get("updated_at"), "updated_at"),
                     clean_id(i.get("id")), clean_force(i.get("force")), clean_time(i.get("valid_until"), "valid_until"),
                     clean_id_named(i.get("superseded_by"), "superseded_by"), tuple(clean_supersedes(i.get("supersedes"))),
-                    clean_time(i.get("reviewed_at"), "reviewed_at"), "reviewed_at" in i)
+                    clean_time(i.get("reviewed_at"), "reviewed_at"), "reviewed_at" in i,
+                    clean_time(i.get("own_valid_until"), "own_valid_until"))
         if item.valid_until is not None and item.created_at is not None and item.valid_until < item.created_at:
             raise InvalidInput("valid_until must not be before the fact's created_at")
         out.append(item)

@@ -152,3 +152,14 @@ class History:
                 [*args, limit + 1]).fetchall()
         entries = [Entry.of(r) for r in rows[:limit]]
         return entries, str(entries[-1].id) if len(rows) > limit else None
+
+
+def edited_after(db, ids: list[int], at: str) -> set[int]:
+    """Of `ids`, the facts whose text an edit changed after `at` (inside a read): recall `as_of`
+    answers a fact's text as it is now, and says so (`edited_since`)."""
+    if not ids:
+        return set()
+    rows = db.execute(
+        f"SELECT DISTINCT fact_id FROM history WHERE op = 'edit' AND at > ? AND fact_id IN ({','.join('?' * len(ids))})"
+        " AND json_extract(before, '$.text') IS NOT json_extract(after, '$.text')", [at, *ids])
+    return {r[0] for r in rows}

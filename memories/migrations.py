@@ -162,6 +162,12 @@ MIGRATIONS: list[str] = [
     UPDATE facts SET reviewed_at = created_at;
     CREATE INDEX facts_unreviewed ON facts (created_at DESC, id DESC) WHERE reviewed_at IS NULL;
     """,
+    # 11: a replaced fact's own validity (replacing.py), so taking the replacement back gives it
+    # back exactly. Facts replaced before this kept none: NULL, no end of their own.
+    """
+    ALTER TABLE facts ADD COLUMN own_valid_until TEXT;
+    CREATE INDEX facts_superseded_by ON facts (superseded_by) WHERE superseded_by IS NOT NULL;
+    """,
 ]
 
 

@@ -23,7 +23,8 @@ ERRORS = {
     "404": "No such fact",
     "409": "The edit would duplicate another fact, the id to restore is in use, the entry was undone already, or "
            "(changed_since) its fact or the settings changed after it: the error's `entry` names the newest entry since "
-           "and `current` what it holds now",
+           "and `current` what it holds now; or (undo_refused) the undo would leave what no write may make: a loop of "
+           "replacements, or a fact replaced by one that is gone or not current",
     "413": "Text, query or body too large",
     "422": "A value is invalid",
     "503": "The embedding model is unavailable, the write could not be committed, or the pairs are still being built",
@@ -136,7 +137,8 @@ HIT = obj({
     "fact": FACT, "current": {"type": "boolean"}, "reviewed": {"type": "boolean"}, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
     "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "rerank": {"type": "number"}}),
-})
+    "edited_since": {"type": "boolean", "description": "with as_of: an edit changed the fact's text after as_of (the text is today's)"},
+}, required=["fact", "current", "reviewed", "score", "via", "kw_rank", "vec_rank", "bm25", "cosine", "parts"])
 RECALL = obj(
     {
         "results": {"type": "array", "items": HIT},

@@ -63,6 +63,8 @@ class RecallLog:
         db = self.state.db
         try:
             with self.state.lock, transaction(db):
+                results = unforgotten(db, results)  # a fact forgotten while this recall ran keeps no text
+                row = (*row[:7], json.dumps(results), *row[8:])
                 entry = db.execute(f"INSERT INTO recalls ({COLUMNS.partition(', ')[2]}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                    row).lastrowid
                 db.execute("DELETE FROM recalls WHERE id <= ?", (entry - self.keep,))
@@ -121,3 +123,16 @@ class RecallLog:
         with self.state.lock, transaction(self.state.db):
             return self.state.db.execute("DELETE FROM recalls").rowcount
 
+
+
+def unforgotten(db, results: list[dict]) -> list[dict]:
+    """`results` with the text of each fact forgotten since it was read taken out, marked as
+    `forget` marks it: a fact no longer here and with no history entry (forgetting.py removes them
+    all; a fact deleted and not forgotten keeps its delete entry). Inside the log's write."""
+    ids = [r["id"] for r in results]
+    if not ids:
+        return results
+    marks = ",".join("?" * len(ids))
+    here = {r[0] for r in db.execute(f"SELECT id FROM facts WHERE id IN ({marks}) UNION SELECT fact_id FROM history"
+                                     f" WHERE fact_id IN ({marks})", [*ids, *ids])}
+    return [r if r["id"] in here else {k: v for k, v in r.items() if k != "text"} | {"forgotten": True} for r in results]

@@ -22,6 +22,7 @@ from functools import cache, partial
 import numpy as np
 
 from .facts import MODES, Fact, InvalidInput, check_query
+from .history import edited_after
 from .lifecycle import clean_as_of, is_current
 from .lifecycle import hidden as hidden_sql
 from .reading import Reader
@@ -84,8 +85,10 @@ class Searcher:
                                                    "rowid, highlight(facts_fts, 0, char(2), char(3))"))
             # Under the same lock as the ranking: a delete in between would leave a ranked id with no row.
             facts = self.reader.get_many(wanted)
+            read = self.state.text_vectors.generation  # a forget after this: the rerank keeps no text
+            edited = edited_after(self.state.db, [h.id for h in fused], as_of) if as_of else set()
             rank_ms = (time.perf_counter() - started) * 1000
-        fused, reranked = self._rerank(query, fused, fusion, facts) if mode == "hybrid" else (fused, None)
+        fused, reranked = self._rerank(query, fused, fusion, facts, read) if mode == "hybrid" else (fused, None)
         fused = fused[:limit]
         bm25 = dict(kw)
         cosine = dict(vec)
@@ -102,7 +105,7 @@ class Searcher:
                     "bm25": bm25.get(h.id),
                     "cosine": cosine.get(h.id),
                     "parts": {"kw": h.kw_part, "vec": h.vec_part, "rerank": h.rerank_part},
-                }
+                } | ({"edited_since": h.id in edited} if as_of else {})
                 for h in fused
             ],
             "mode": "keyword-only" if warning else mode,
@@ -149,8 +152,9 @@ class Searcher:
                 kw_rank = vec_rank = None
             fused = ranking.fused
             top = self.reader.get_many(h.id for h in fused[: fusion.rerank]) if qvec is not None else {}
+            read = self.state.text_vectors.generation
         if qvec is not None:
-            fused, _ = self._rerank(query, fused, fusion, top)
+            fused, _ = self._rerank(query, fused, fusion, top, read)
         query_terms = set(self.reader.tokens(" ".join(match_terms(match))))
         fused_rank, hit = next(((i, h) for i, h in enumerate(fused, 1) if h.id == fact_id), (None, None))
         parts = {"kw": hit.kw_part, "vec": hit.vec_part, "rerank": hit.rerank_part} if hit else {"kw": 0.0, "vec": 0.0, "rerank": 0.0}
@@ -250,7 +254,8 @@ class Searcher:
         out = [{"word": w, "term": t, "cosine": c, "facts": self.reader.having(w)} for w, t, c in found]
         return [e for e in out if expansion_kept(e["facts"])]
 
-    def _rerank(self, query: str, fused: list[Fused], fusion: Fusion, facts: dict[int, Fact]) -> tuple[list[Fused], dict | None]:
+    def _rerank(self, query: str, fused: list[Fused], fusion: Fusion, facts: dict[int, Fact],
+                read: int | None = None) -> tuple[list[Fused], dict | None]:
         """Step 3: recall.rerank over the fused top `fusion.rerank`, and what it did (None when
         nothing). Outside the lock: a model call, over rows already read. The model failing
         leaves the order."""
@@ -263,7 +268,7 @@ class Searcher:
         # refuses an empty text, and there is nothing of it to compare. Its cosine is 0.
         sent = [t for t in plan.facts if TOKEN.search(t)]
         try:
-            qvec, *vectors = self.state.text_vectors.embed([plan.query, *sent], embedder.embed)
+            qvec, *vectors = self.state.text_vectors.embed([plan.query, *sent], embedder.embed, since=read)
         except Exception:
             log.exception("reranking failed; the fused order stands")
             return fused, None

@@ -109,6 +109,9 @@ class State:
         wal(self.db)
         # NORMAL in WAL mode survives a killed process; only a power cut can lose the last commits.
         self.db.execute("PRAGMA synchronous=NORMAL")
+        # What a delete frees is zeroed, not left for a later write to overwrite: a fact deleted and
+        # forgotten leaves no byte of its text in the file (forgetting.py).
+        self.db.execute("PRAGMA secure_delete=ON")
         migrate(self.db)
         self.dims = embedder.dims if embedder else 0
         self.pairs = Pairs(self.db)

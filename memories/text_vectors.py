@@ -41,12 +41,14 @@ class TextVectors:
         self._held: OrderedDict[str, np.ndarray] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self.generation = 0  # one more at each clear: a recall that read its texts before one keeps none
         self.hits = 0
         self.misses = 0
 
-    def embed(self, texts: list[str], embed: Callable[[list[str]], np.ndarray]) -> list[np.ndarray]:
+    def embed(self, texts: list[str], embed: Callable[[list[str]], np.ndarray], since: int | None = None) -> list[np.ndarray]:
         """The vectors of `texts`, in order: those held, and one call of `embed` for the rest
-        (none when every one is held)."""
+        (none when every one is held). `since`: the generation when the texts were read; after a
+        clear since (a forget), the fresh vectors are not kept."""
         with self._lock:
             found = {}
             for t in texts:
@@ -59,7 +61,8 @@ class TextVectors:
             with self._lock:
                 for t, v in zip(lacking, fresh):
                     found[t] = v
-                    self._put(t, v)
+                    if since is None or since == self.generation:
+                        self._put(t, v)
         with self._lock:
             self.hits += len(texts) - len(lacking)
             self.misses += len(lacking)
@@ -90,6 +93,7 @@ class TextVectors:
         with self._lock:
             self._held.clear()
             self._bytes = 0
+            self.generation += 1
 
     def __len__(self) -> int:
         return len(self._held)

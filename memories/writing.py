@@ -17,8 +17,9 @@ import numpy as np
 from .codes import encode, exact_all
 from .dedup import distinct
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, InvalidInput,
-                    Item, MemoryFull, NotFound, clean_id_named, clean_items, clean_source, clean_text, clean_time, clean_type, now,
-                    text_key)
+                    Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
+                    clean_type, now, text_key)
+from . import replacing
 from .lifecycle import PROPOSE, PROPOSE_MOST, PROPOSING, differences, hidden, is_current, proposals
 from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
@@ -141,15 +142,21 @@ class Writer:
         return [r[0] for r in self.state.db.execute(*hidden(None))]
 
     def _replaceable(self, ids: tuple[int, ...]) -> dict[int, Fact]:
-        """The facts a write's `supersedes` names, each one that exists and is not replaced yet
-        (inside the write); any other is a 422 naming it, and nothing of the write is stored."""
+        """The facts a write's `supersedes` names, each one that exists, is current and is not
+        replaced yet (inside the write); any other is a 422 naming it, and nothing is stored."""
         facts = self.reader.get_many(ids)
         for fid in ids:
             if fid not in facts:
                 raise InvalidInput(f"supersedes names fact {fid}, which does not exist")
-            if facts[fid].superseded_by is not None:
-                raise InvalidInput(f"supersedes names fact {fid}, which fact {facts[fid].superseded_by} replaced already")
+            try:
+                replacing.check_old(facts[fid])
+            except InvalidInput as e:
+                raise InvalidInput(f"supersedes names fact {fid}: {e}") from None
         return facts
+
+    @property
+    def _review_before(self) -> bool:
+        return self.state.review["mode"] == "before"
 
     def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
@@ -257,9 +264,9 @@ class Writer:
                 reviewed_at = created_at if reviewed_by(client, item.source, state.review) else None
             fid = db.execute(
                 "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
-                " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reviewed_at, own_valid_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (item.id, text, text_key(text), type, item.source, created_at, updated_at, item.valid_until, superseded_by,
-                 reviewed_at),
+                 reviewed_at, item.own_valid_until if superseded_by is not None else None),
             ).lastrowid
             db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fid, text))
             db.execute(
@@ -271,8 +278,7 @@ class Writer:
             after.append(partial(state.vectors.put, fid, type, vector))
             batch.append((fid, type, n))
             for old in replaced.values():  # each named fact replaced by this one, in this write
-                db.execute("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?",
-                           (fid, max(old.created_at, created_at), old.id))
+                replacing.replace(db, old.id, fid, self._review_before)
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
             conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
@@ -290,12 +296,12 @@ class Writer:
 
     def edit(self, fact_id: int, text: str | None = None, type: str | None = None, source: str | None = None,
              client: str = "", note: str = "", undoes: int | None = None, valid_until: object = UNSET,
-             superseded_by: object = UNSET, validity: tuple[str | None, int | None] | None = None) -> Fact:
+             superseded_by: object = UNSET, undo_of: Entry | None = None) -> Fact:
         """Change the given fields; the others keep what they hold when the write lock is taken,
         so an edit of one field never undoes a concurrent edit of another. `superseded_by`: a
         current fact that replaces this one (None: no longer replaced); `valid_until`: when it
-        stops being current (None: never). `validity`: both as given, unchecked (an undo puts
-        back what was there)."""
+        stops being current (None: never; of a replaced fact, its own end). `undo_of`: an edit
+        entry whose `before` is put back, through the same checks (UndoRefused)."""
         state, db = self.state, self.state.db
         old = self.reader.get(fact_id)
         text = clean_text(text) if text is not None else None
@@ -317,10 +323,11 @@ class Writer:
                 new_text = current.text if text is None else text
                 new_type = current.type if type is None else type
                 new_source = current.source if source is None else source
-                if validity is not None:
-                    new_valid, new_by = validity
+                own = db.execute("SELECT own_valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
+                if undo_of is not None:
+                    new_valid, own, new_by = self._undone_validity(current, own, undo_of)
                 else:
-                    new_valid, new_by = self._validity(current, valid_until, superseded_by)
+                    new_valid, own, new_by = self._validity(current, own, valid_until, superseded_by)
                 reembed = new_text != current.text
                 if reembed or new_type != current.type:  # vector work: its dedup check and pairs
                     state.ensure_room({}, state.vocab.missing([new_text]) if reembed else [])
@@ -348,9 +355,13 @@ class Writer:
                     reviewed_at = updated_at if reviewed_by(client, new_source, state.review) else None
                 db.execute(
                     "UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?,"
-                    " superseded_by = ?, reviewed_at = ? WHERE id = ?",
-                    (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, reviewed_at, fact_id),
+                    " superseded_by = ?, reviewed_at = ?, own_valid_until = ? WHERE id = ?",
+                    (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, reviewed_at, own, fact_id),
                 )
+                # Its end from the fact replacing it; and what it replaces, now it may be pending again.
+                replacing.settle(db, self._review_before, [fact_id, *([new_by] if new_by is not None else [])])
+                if new_by is not None:
+                    new_valid = db.execute("SELECT valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
                 if reembed:
                     db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
                     db.execute("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", (fact_id, new_text))
@@ -366,39 +377,39 @@ class Writer:
                 self.history.record(client, "edit", fact_id, before=current, after=edited, note=note, undoes=undoes)
         return edited
 
-    def _validity(self, fact: Fact, valid_until: object, superseded_by: object) -> tuple[str | None, int | None]:
-        """An edit's (valid_until, superseded_by) for `fact`, checked inside the write: a fact
-        that replaces it must be another current fact whose own chain does not lead back to it;
-        it then stops being current when the later of the two was created."""
+    def _validity(self, fact: Fact, own: str | None, valid_until: object,
+                  superseded_by: object) -> tuple[str | None, str | None, int | None]:
+        """An edit's (valid_until, own_valid_until, superseded_by) for `fact`, checked inside the
+        write (replacing.check). A replaced fact's valid_until is then settled from its own."""
         new_valid, new_by = fact.valid_until, fact.superseded_by
-        if superseded_by is None:
-            new_valid, new_by = None, None
-        elif superseded_by is not UNSET:
-            by = self.reader.get_many([superseded_by]).get(superseded_by)
-            if superseded_by == fact.id:
-                raise InvalidInput(f"superseded_by names fact {fact.id} itself: a fact cannot replace itself")
-            if by is None:
-                raise InvalidInput(f"superseded_by names fact {superseded_by}, which does not exist")
-            if not is_current(by.valid_until, ""):
-                raise InvalidInput(f"superseded_by names fact {superseded_by}, which is not current: only a current fact replaces")
-            if fact.id in self._chain(superseded_by):
-                raise InvalidInput(f"superseded_by names fact {superseded_by}, whose chain leads back to fact {fact.id}: a loop")
-            new_valid, new_by = max(fact.created_at, by.created_at), superseded_by
+        if superseded_by is None and new_by is not None:  # no longer replaced: its own end back
+            new_valid, own, new_by = own, None, None
+        elif superseded_by not in (UNSET, None, new_by):
+            replacing.check(self.state.db, fact, superseded_by, self.reader.get_many([superseded_by]).get(superseded_by))
+            own, new_by = fact.valid_until, superseded_by
         if valid_until is not UNSET:
-            new_valid = valid_until
-        if new_valid is not None and new_valid < fact.created_at:
-            raise InvalidInput("valid_until must not be before the fact's created_at")
-        return new_valid, new_by
+            if valid_until is not None and valid_until < fact.created_at:
+                raise InvalidInput("valid_until must not be before the fact's created_at")
+            if new_by is None:
+                new_valid = valid_until
+            else:
+                own = valid_until
+        return new_valid, own, new_by
 
-    def _chain(self, fact_id: int) -> list[int]:
-        """The ids `fact_id`'s superseded_by leads to, in order (a loop written by hand stops)."""
-        seen: list[int] = []
-        at: int | None = fact_id
-        while at is not None and at not in seen:
-            seen.append(at)
-            row = self.state.db.execute("SELECT superseded_by FROM facts WHERE id = ?", (at,)).fetchone()
-            at = row[0] if row else None
-        return seen
+    def _undone_validity(self, fact: Fact, own: str | None, entry: Entry) -> tuple[str | None, str | None, int | None]:
+        """What an undo of edit `entry` puts back of the fact's validity: its end, or the fact that
+        replaced it, again only where a write could (UndoRefused says why not, `force` or not)."""
+        was_valid, was_by = entry.before.get("valid_until"), entry.before.get("superseded_by")
+        if was_by is None:  # not replaced then: its end as it was
+            return was_valid, None, None
+        if was_by == fact.superseded_by:
+            return fact.valid_until, own, was_by
+        try:
+            replacing.check(self.state.db, fact, was_by, self.reader.get_many([was_by]).get(was_by))
+        except InvalidInput as e:
+            raise UndoRefused(f"history entry {entry.id} cannot be undone: fact {fact.id} would be replaced by fact {was_by}, "
+                              f"and {e}") from None
+        return fact.valid_until, fact.valid_until, was_by
 
     def set_resolution(self, old: int, new: int, resolution: str | None, client: str = "", note: str = "",
                        undoes: int | None = None) -> int:
@@ -471,6 +482,7 @@ class Writer:
                 return [], None
             at = now()
             db.execute(f"UPDATE facts SET reviewed_at = ? WHERE id IN ({','.join('?' * len(todo))})", [at, *todo])
+            replacing.settle(db, self._review_before, todo)  # what they replace waited for this
             entry = self.history.record(client, "review", None, before={"ids": todo}, after={"ids": todo, "reviewed_at": at},
                                         note=note or f"{len(todo)} reviewed")
         return todo, entry
@@ -482,19 +494,25 @@ class Writer:
         with self.state.writing():
             self.state.db.execute(f"UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN ({','.join('?' * len(ids))})",
                                   [was, left, *ids])
+            replacing.settle(self.state.db, self._review_before, ids)
             self.history.record(client, "review", None, before=entry.after, after={"ids": ids, "reviewed_at": was},
                                 note=note, undoes=entry.id)
 
-    def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None,
-               replaced: list[dict] = ()) -> Fact:
+    def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed. The
-        history keeps the whole fact and the pairs it was in, so the delete can be undone."""
+        facts it replaced are current again, with their own validity (none is left replaced by a
+        fact that is not there). The history keeps the whole fact, the pairs it was in and the
+        facts it replaced, so the delete can be undone."""
         state, db = self.state, self.state.db
         with state.writing() as after:
             fact = self.reader.get(fact_id)
             pairs = self.pairs_of(fact_id)  # its contradictions, open or resolved: an undo puts them back
-            self.history.record(client, "delete", fact_id, before=fact.to_dict() | ({"pairs": pairs} if pairs else {}),
-                                note=note, undoes=undoes)
+            replaced = replacing.replaced_by(db, fact_id)
+            own = db.execute("SELECT own_valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
+            kept = ({"pairs": pairs} if pairs else {}) | ({"replaced": replaced} if replaced else {}) | (
+                {"own_valid_until": own} if fact.superseded_by is not None else {})
+            self.history.record(client, "delete", fact_id, before=fact.to_dict() | kept, note=note, undoes=undoes)
+            replacing.unreplace(db, [r["id"] for r in replaced])
             self._unlink(fact_id)  # before its vector leaves the table
             db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
             db.execute("DELETE FROM facts_fts WHERE rowid = ?", (fact_id,))
@@ -502,9 +520,6 @@ class Writer:
             db.execute("DELETE FROM conflicts WHERE old = ? OR new = ?", (fact_id, fact_id))
             if fact.reviewed_at is None:  # a fact the owner never approved leaves no word of its own behind
                 drop_unheld_words(state, [fact.text], after)
-            for r in replaced:  # the undo of an add that replaced facts: they are as they were, in this write
-                db.execute("UPDATE facts SET valid_until = ?, superseded_by = ? WHERE id = ? AND superseded_by = ?",
-                           (r.get("valid_until"), r.get("superseded_by"), r["id"], fact_id))
             after.append(partial(state.vectors.remove, fact_id))
         if state.full:  # does it fit again? Then its vectors are read now
             state.version = None
@@ -529,15 +544,14 @@ class Writer:
                 b = entry.before
                 [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
                                        note=note, undoes=entry_id, restore=True,
-                                       also=partial(self._put_pairs, b.get("pairs", []), client, None))
-                fact = result.fact
+                                       also=partial(self._rejoin, b["id"], b.get("pairs", []), b.get("replaced", []), client))
+                fact = self.reader.get(result.fact.id)
             elif entry.op in ("edit",):
                 b = entry.before
                 fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client,
-                                 note=note, undoes=entry_id, validity=(b.get("valid_until"), b.get("superseded_by")))
+                                 note=note, undoes=entry_id, undo_of=entry)
             elif entry.op in ("add", "restore"):
-                replaced = (entry.before or {}).get("replaced", [])
-                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id, replaced=replaced)
+                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
             elif entry.op == "review":
                 self.unreview(entry, client, note)
                 fact = None
@@ -549,6 +563,29 @@ class Writer:
                 fact = None
                 self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
             return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
+
+    def _rejoin(self, fid: int, pairs: list[dict], replaced: list[dict], client: str) -> None:
+        """Inside the write that puts a deleted fact back: its pairs, the facts it replaced (each
+        still current and not replaced since: replaced again), and itself current again if the
+        fact that replaced it is gone."""
+        db, before = self.state.db, self._review_before
+        self._put_pairs(pairs, client, None)
+        fact = self.reader.get(fid)
+        if fact.superseded_by is not None:
+            if fact.superseded_by in self.reader.get_many([fact.superseded_by]):
+                replacing.settle(db, before, [fact.superseded_by])
+            else:
+                replacing.unreplace(db, [fid])
+        fact = self.reader.get(fid)
+        for r in replaced:
+            old = self.reader.get_many([r["id"]]).get(r["id"])
+            if old is None:
+                continue
+            try:
+                replacing.check(db, old, fid, fact)
+            except InvalidInput:
+                continue  # changed since: left as it is now
+            replacing.replace(db, old.id, fid, before)
 
     def _unchanged_since(self, entry: Entry) -> None:
         """ChangedSince when the fact (or the settings) no longer holds what `entry` left: the
@@ -594,6 +631,9 @@ class Writer:
             if fusion == before and undoes is None:  # a value already in use: nothing to record (an undo is always recorded)
                 return fusion
             state.set_meta("settings", json.dumps(fusion))
+            mode = (fusion.get("review") or {}).get("mode", "after")
+            if mode != (before.get("review") or {}).get("mode", "after"):  # pending facts' replacements wait, or apply
+                replacing.settle(state.db, mode == "before")
             self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)
             after.append(partial(state.use_settings, fusion))
         return fusion

@@ -80,9 +80,9 @@ def test_a_memory_from_before_the_lifecycle_migrates_with_every_fact_current(tmp
     fid = m.add("The owner's passport expires in 2031.").fact.id
     m.close()
     conn = sqlite3.connect(path)  # back to before migration 9, as a v3 memory was
-    conn.executescript("""DROP INDEX facts_valid; DROP TABLE conflicts;
+    conn.executescript("""DROP INDEX facts_valid; DROP INDEX facts_superseded_by; DROP TABLE conflicts;
         ALTER TABLE facts DROP COLUMN valid_until; ALTER TABLE facts DROP COLUMN superseded_by;
-        DELETE FROM schema_migrations WHERE version = 9;""")
+        ALTER TABLE facts DROP COLUMN own_valid_until; DELETE FROM schema_migrations WHERE version IN (9, 11);""")
     conn.close()
     m = Memory(path, minilm)
     try:

@@ -108,6 +108,12 @@ export function cleanTime(value: unknown, name: string): string | null {
   return stamp(date, frac.padEnd(6, "0"));
 }
 
+/** 422 when `until` (when given) is before `created` (when known). At it is allowed: an older fact
+ * that replaced a newer one ("old is right") left it never current, and a backup gives that back. */
+export function validFrom(until: string | null, created: string | null): void {
+  if (until !== null && created !== null && until < created) throw invalid("valid_until must not be before the fact's created_at");
+}
+
 export function stamp(date: Date, micros?: string): string {
   const iso = date.toISOString();  // YYYY-MM-DDTHH:MM:SS.mmmZ
   return iso.slice(0, 19) + "." + (micros ?? iso.slice(20, 23) + "000") + "Z";

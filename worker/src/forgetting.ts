@@ -1,8 +1,10 @@
 // What "forget for good" removes (DELETE /history?fact_id=N; memories/forgetting.py), in one
-// transaction: every history entry of the fact and its copy in the add entries of the facts that
-// replaced it, its proposals, its text in the recall log (the rows keep its id, marked forgotten),
-// the words of its texts that no fact in the memory holds any more, and the texts recall keeps the
-// vectors of (text_vectors.ts).
+// transaction: every history entry of the fact, and every copy of it in other facts' entries (an
+// add's or a delete's `replaced`, a delete's `pairs`, whose `differs` quote its words), its
+// proposals, its text in the recall log (the rows keep its id, marked forgotten), the words of its
+// texts that no fact in the memory holds any more, and the texts recall keeps the vectors of
+// (text_vectors.ts). Then the keyword index is merged: FTS5 keeps a deleted row's terms in its
+// segments until they merge.
 
 import { vocabularyWords } from "./recall";
 import type { RecallLog } from "./recall_log";
@@ -23,10 +25,11 @@ export function forget(state: State, recallLog: RecallLog, factId: number): numb
       }
     }
     const n = sql.exec("DELETE FROM history WHERE fact_id = ? RETURNING id", factId).toArray().length;
-    texts.push(...forgetReplaced(state, factId));
+    texts.push(...forgetQuoted(state, factId));
     sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", factId, factId);
     recallLog.forget(factId);
     unheld = dropUnheldWords(state, texts);
+    sql.exec("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')");
     return n;
   }, () => {
     if (unheld.length && !state.full) state.vocab.reload();  // a full memory holds no word: none to read
@@ -44,20 +47,29 @@ export function dropUnheldWords(state: State, texts: string[]): string[] {
   return unheld;
 }
 
-type Replaced = { id?: unknown; text?: unknown };
+type Quoted = { id?: unknown; text?: unknown; old?: unknown; new?: unknown };
 
-/** The fact as another fact's add entry keeps it (`before.replaced`: what that add replaced),
- * taken out of those entries; its texts there. The add's undo then leaves it as it is. */
-function forgetReplaced(state: State, factId: number): string[] {
+/** The fact as other facts' entries keep it, taken out of them: `before.replaced` (what an add
+ * replaced, or what a delete gave back) and `before.pairs` (a delete's pairs, whose `differs`
+ * quote both facts' words). Its texts there. Those entries' undos then leave it as it is. */
+function forgetQuoted(state: State, factId: number): string[] {
   const texts: string[] = [];
-  const rows = state.sql.exec<{ id: number; before: string }>("SELECT h.id, h.before FROM history h WHERE h.op = 'add'"
-    + " AND h.before IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(h.before, '$.replaced')"
-    + " WHERE json_extract(value, '$.id') = ?)", factId).toArray();
+  const rows = state.sql.exec<{ id: number; before: string }>("SELECT h.id, h.before FROM history h WHERE h.op IN ('add', 'delete')"
+    + " AND h.before IS NOT NULL AND (EXISTS (SELECT 1 FROM json_each(h.before, '$.replaced') WHERE json_extract(value, '$.id') = ?1)"
+    + " OR EXISTS (SELECT 1 FROM json_each(h.before, '$.pairs') WHERE json_extract(value, '$.old') = ?1"
+    + " OR json_extract(value, '$.new') = ?1))", factId).toArray();
+  const quotes: Record<string, (q: Quoted) => boolean> = {
+    replaced: (f) => f.id === factId, pairs: (p) => p.old === factId || p.new === factId,
+  };
   for (const { id: entry, before: stored } of rows) {
-    const before = JSON.parse(stored) as { replaced: Replaced[] };
-    texts.push(...before.replaced.filter((f) => f.id === factId).map((f) => f.text as string));
-    before.replaced = before.replaced.filter((f) => f.id !== factId);
-    state.sql.exec("UPDATE history SET before = ? WHERE id = ?", before.replaced.length ? JSON.stringify(before) : null, entry);
+    const before = JSON.parse(stored) as Record<string, Quoted[]>;
+    for (const [key, quoting] of Object.entries(quotes)) {
+      if (!Array.isArray(before[key])) continue;
+      texts.push(...before[key].filter((f) => quoting(f) && typeof f.text === "string").map((f) => f.text as string));
+      before[key] = before[key].filter((f) => !quoting(f));
+      if (!before[key].length) delete before[key];
+    }
+    state.sql.exec("UPDATE history SET before = ? WHERE id = ?", Object.keys(before).length ? JSON.stringify(before) : null, entry);
   }
   return texts;
 }

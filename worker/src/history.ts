@@ -1,7 +1,7 @@
 // What was done to the memory, by which client (memories/history.py): one entry a write, written
 // inside the write's own `transactionSync` (so a write and its entry commit together or not at
 // all), and the newest `keep` entries kept. The write path (writing.ts) records; the undo of an
-// entry is a write too, and lives there.
+// entry is a write too (undo.ts).
 
 import { type Fact, MAX_CLIENT, stamp } from "./facts";
 import type { Fusion } from "./recall";
@@ -141,4 +141,14 @@ export class History extends Part {
     const entries = rows.slice(0, limit).map(asEntry);
     return { entries, next_cursor: rows.length > limit ? String(entries[entries.length - 1].id) : null };
   }
+}
+
+/** Of `ids`, the facts whose text an edit changed after `at`: recall `as_of` answers a fact's text
+ * as it is now, and says so (`edited_since`). history.py `edited_after`. */
+export function editedAfter(sql: SqlStorage, ids: number[], at: string): Set<number> {
+  if (!ids.length) return new Set();
+  const rows = sql.exec<{ fact_id: number }>("SELECT DISTINCT fact_id FROM history WHERE op = 'edit' AND at > ?"
+    + " AND fact_id IN (SELECT value FROM json_each(?))"
+    + " AND json_extract(before, '$.text') IS NOT json_extract(after, '$.text')", at, JSON.stringify(ids)).toArray();
+  return new Set(rows.map((r) => r.fact_id));
 }

@@ -12,6 +12,9 @@ export const invalid = (message: string) => new HttpError(422, "invalid", messag
 export const tooLarge = (message: string) => new HttpError(413, "too_large", message);
 export const notFound = (message: string) => new HttpError(404, "not_found", message);
 export const badRequest = (message: string) => new HttpError(400, "bad_request", message);
+/** An undo that would leave what no write may make (a loop of replacements, a fact replaced by one
+ * gone or not current): refused even with `force`, unlike `changed_since` (facts.py `UndoRefused`). */
+export const undoRefused = (message: string) => new HttpError(409, "undo_refused", message);
 
 export function errorResponse(e: HttpError, headers: Record<string, string> = {}): Response {
   return Response.json({ error: { code: e.code, message: e.message, ...e.extra } }, { status: e.status, headers: { ...e.headers, ...headers } });

@@ -4,9 +4,9 @@
 // to the same `differences`.
 //
 // A fact is current while its `valid_until` is null or still ahead. Replacing a fact sets its
-// `superseded_by` and its `valid_until`; expiring one sets `valid_until` alone. Neither deletes
-// anything: `as_of` recalls what was current then. Nothing is replaced unless a client asks: a
-// write only proposes (`conflicts`).
+// `superseded_by` and, once the replacing fact counts, its `valid_until` (replacing.ts); expiring
+// one sets `valid_until` alone. Neither deletes anything: `as_of` recalls what was current then.
+// Nothing is replaced unless a client asks: a write only proposes (`conflicts`).
 
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
 import { MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";

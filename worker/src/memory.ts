@@ -2,11 +2,12 @@
 // serving the contract of docs/memory-api.md as memories/store.py + service.py serve it locally.
 // This file answers which route does what and how the object opens; the work is in the parts
 // (the same files as memories/): state.ts, reading.ts, writing.ts, searching.ts, review.ts,
-// background.ts, history.ts and recall_log.ts, around one shared State.
+// conflicts.ts, undo.ts, background.ts, history.ts and recall_log.ts, around one shared State.
 
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
 import { Background } from "./background";
+import { Conflicts } from "./conflicts";
 import { directory, noMemory } from "./directory";
 import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
 import { forget } from "./forgetting";
@@ -20,12 +21,15 @@ import { Searcher } from "./searching";
 import { settingsAnswer } from "./settings";
 import { State, envCount } from "./state";
 import { textKey } from "./text";
+import { Undo } from "./undo";
 import { Writer } from "./writing";
 
 export class MemoryObject extends DurableObject<Env> {
   private state: State;
   private reader: Reader;
   private writer: Writer;
+  private conflicts: Conflicts;
+  private undoing: Undo;
   private searcher: Searcher;
   private review: Review;
   private background: Background;
@@ -43,6 +47,8 @@ export class MemoryObject extends DurableObject<Env> {
     this.history = new History(this.state, envCount(env.MEMORY_HISTORY, "MEMORY_HISTORY", HISTORY_KEEP, 1));
     this.recallLog = new RecallLog(this.state, envCount(env.MEMORY_RECALL_LOG, "MEMORY_RECALL_LOG", RECALL_LOG_KEEP, 0));
     this.writer = new Writer(this.state, this.reader, this.background, this.history);
+    this.conflicts = new Conflicts(this.state, this.reader, this.history, this.writer);
+    this.undoing = new Undo(this.state, this.reader, this.history, this.writer, this.conflicts);
     this.searcher = new Searcher(this.state, this.reader, this.background);
     this.review = new Review(this.state, this.reader);
     ctx.blockConcurrencyWhile(async () => {
@@ -143,7 +149,7 @@ export class MemoryObject extends DurableObject<Env> {
     const p = url.searchParams;
     const one = /^\/facts\/(\d+)(\/neighbours)?$/.exec(path);
     const entry = /^\/(?:history\/(\d+)(\/undo)?|recalls\/(\d+))$/.exec(path);
-    const { reader, writer, searcher, review, state, history, recallLog } = this;
+    const { reader, writer, conflicts, undoing, searcher, review, state, history, recallLog } = this;
     // Who asks (X-Memory-Client), for the history and the recall log: read by the routes that record.
     const client = () => cleanClient(request.headers.get("x-memory-client"));
     // Why, in the history (the dashboard's "merged into #7"): PATCH and DELETE of a fact.
@@ -184,10 +190,10 @@ export class MemoryObject extends DurableObject<Env> {
         POST: async () => {
           const pairs = (await readJson(request)).conflicts;
           if (Array.isArray(pairs) && pairs.length > MAX_BATCH) throw tooLarge(`a restore holds at most ${MAX_BATCH} pairs`);
-          return writer.restorePairs(pairs, client());
+          return conflicts.restorePairs(pairs, client());
         },
       },
-      "/conflicts/resolve": { POST: async () => writer.resolve(await readJson(request), client()) },
+      "/conflicts/resolve": { POST: async () => conflicts.resolve(await readJson(request), client()) },
       "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
       "/reindex": { POST: () => writer.reindex() },
       "/history": {
@@ -236,7 +242,7 @@ export class MemoryObject extends DurableObject<Env> {
         : entry[2] ? {
           POST: async () => {  // a body is optional: {"force": true} undoes over a later write
             const body = (await request.clone().arrayBuffer()).byteLength ? await readJson(request) : {};
-            return writer.undo(id(), client(), strictBool(body.force, "force"));
+            return undoing.undo(id(), client(), strictBool(body.force, "force"));
           },
         }
         : { GET: () => history.entry(id()) };

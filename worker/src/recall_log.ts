@@ -69,6 +69,7 @@ export class RecallLog extends Part {
       this.ctx.storage.transactionSync(() => {
         let entry = 0;
         for (const row of rows) {
+          row[7] = JSON.stringify(this.unforgotten(JSON.parse(row[7] as string)));  // forgotten while it ran: no text
           entry = this.sql.exec<{ id: number }>(
             `INSERT INTO recalls (${COLUMNS.slice(4)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, ...row).one().id;
         }
@@ -77,6 +78,17 @@ export class RecallLog extends Part {
     } catch (e) {
       console.error("could not log a recall; the recall itself was answered", e);
     }
+  }
+
+  /** `results` with the text of each fact forgotten since it was read taken out, marked as
+   * `forget` marks it: a fact no longer here and with no history entry (a fact deleted and not
+   * forgotten keeps its delete entry). recall_log.py `unforgotten`. */
+  private unforgotten(results: RecallEntry["results"]): RecallEntry["results"] {
+    if (!results.length) return results;
+    const ids = JSON.stringify(results.map((r) => r.id));
+    const here = new Set(this.sql.exec<{ id: number }>("SELECT id FROM facts WHERE id IN (SELECT value FROM json_each(?1))"
+      + " UNION SELECT fact_id FROM history WHERE fact_id IN (SELECT value FROM json_each(?1))", ids).toArray().map((r) => r.id));
+    return results.map((r) => (here.has(r.id) ? r : { id: r.id, via: r.via, score: r.score, forgotten: true }));
   }
 
   entry(id: number): RecallEntry {

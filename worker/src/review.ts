@@ -1,7 +1,7 @@
 // What review asks of the memory (memories/review.py): the pairs of near duplicates over a
 // threshold, each fact's nearest same-type cosine (the histogram), a fact's neighbours, and the
 // open proposals (the contradictions queue, memories/conflicts.py), or every pair it keeps, for a
-// backup; resolving and a backup's restore are writes (writing.ts). At or above the floor the
+// backup; resolving and a backup's restore are writes (conflicts.ts). At or above the floor the
 // pairs kept on write answer; until the fill (background.ts) has caught up they are a 503
 // `building` that says how far it is: all pairs in JavaScript would pass the CPU limit of a big
 // memory. Below the floor every pair is computed, as review.py does.

@@ -136,6 +136,11 @@ export const MIGRATIONS: string[] = [
    CREATE TRIGGER fact_counted AFTER INSERT ON facts BEGIN UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;
    CREATE TRIGGER fact_uncounted AFTER DELETE ON facts BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; END;
    CREATE TRIGGER fact_recounted AFTER UPDATE OF type ON facts WHEN OLD.type IS NOT NEW.type BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;`,
+  // 11: a replaced fact's own validity (replacing.ts), as migration 11 of memories/migrations.py,
+  // so taking the replacement back gives it back exactly. Facts replaced before this kept none:
+  // NULL, no end of their own. facts_superseded_by finds what a fact replaces (partial: only those).
+  `ALTER TABLE facts ADD COLUMN own_valid_until TEXT;
+   CREATE INDEX facts_superseded_by ON facts (superseded_by) WHERE superseded_by IS NOT NULL;`,
 ];
 
 export function migrate(sql: SqlStorage, storage: DurableObjectStorage): void {

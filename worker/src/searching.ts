@@ -3,6 +3,7 @@
 // the keyword and the vector lists, fuse them (recall.ts, pure), read the rows, rerank the fused
 // top, answer. The rows and the keyword reads come from reading.ts, the vectors from the matrix.
 
+import { editedAfter } from "./history";
 import type { Background } from "./background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
 import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
@@ -154,10 +155,11 @@ export class Searcher extends Part {
     // A fact with nothing left but the shared words (and punctuation) is not sent: the model
     // refuses an empty text, and there is nothing of it to compare. Its cosine is 0.
     const sent = plan.facts.filter(hasToken);
+    const read = this.state.textVectors.generation;  // the rows were read with no await since
     let vectors: Float32Array[];
     try {
       // One call, as the query's, or none when recall holds every text (text_vectors.ts).
-      vectors = await this.state.textVectors.embed([plan.query, ...sent], (t) => this.embedder.embed(t));
+      vectors = await this.state.textVectors.embed([plan.query, ...sent], (t) => this.embedder.embed(t), read);
     } catch (e) {
       console.error("reranking failed; the fused order stands", e);
       return [fused, null];
@@ -201,6 +203,7 @@ export class Searcher extends Part {
       marked = new Map(this.reader.matching(match, kw.map(([id]) => id), true));
     }
     const facts = this.reader.getMany(wanted);
+    const edited = ask.asOf ? editedAfter(this.state.sql, top.map((h) => h.id), ask.asOf) : null;
     // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
     // between I/O, so there it reads 0; locally it is real).
     const rankMs = performance.now() - started;
@@ -214,6 +217,7 @@ export class Searcher extends Part {
         score: score(h), via: via(h.kw_rank, h.vec_rank),
         kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
+        ...(edited ? { edited_since: edited.has(h.id) } : {}),
       })),
       mode: warning ? "keyword-only" : mode,
     };

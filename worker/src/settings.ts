@@ -51,3 +51,17 @@ export function settingsAnswer(state: Held) {
     },
   };
 }
+
+/** Equal as Python compares two values decoded from JSON: the same keys and values, in any order,
+ * all the way down (the settings' `review` is an object). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (a !== null && b !== null && typeof a === "object" && typeof b === "object") {
+    const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
+    const keys = Object.keys(x);
+    return keys.length === Object.keys(y).length && keys.every((k) => k in y && sameJson(x[k], y[k]));
+  }
+  return a === b;
+}

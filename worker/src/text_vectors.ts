@@ -14,14 +14,16 @@ const ENTRY = 160;
 export class TextVectors {
   private held = new Map<string, Float32Array>();  // in use order: the first is the least recently used
   private used = 0;
+  generation = 0;  // one more at each clear: a recall that read its texts before one keeps none
   hits = 0;
   misses = 0;
 
   constructor(readonly limit = LIMIT) {}
 
   /** The vectors of `texts`, in order: those held, and one call of `embed` for the rest (none
-   * when every one is held). */
-  async embed(texts: string[], embed: (texts: string[]) => Promise<Float32Array[]>): Promise<Float32Array[]> {
+   * when every one is held). `since`: the generation when the texts were read; after a clear
+   * since (a forget during the await), the fresh vectors are not kept. */
+  async embed(texts: string[], embed: (texts: string[]) => Promise<Float32Array[]>, since?: number): Promise<Float32Array[]> {
     const found = new Map<string, Float32Array>();
     for (const t of texts) {
       const v = this.held.get(t);
@@ -36,7 +38,7 @@ export class TextVectors {
       const fresh = await embed(lacking);
       lacking.forEach((t, i) => {
         found.set(t, fresh[i]);
-        this.put(t, fresh[i]);
+        if (since === undefined || since === this.generation) this.put(t, fresh[i]);
       });
     }
     this.hits += texts.length - lacking.length;
@@ -70,6 +72,7 @@ export class TextVectors {
   clear(): void {
     this.held.clear();
     this.used = 0;
+    this.generation++;
   }
 }
 

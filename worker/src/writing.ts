@@ -1,7 +1,8 @@
-// How a write lands (memories/writing.py): add, batch (and its dry run), edit, delete, undo, the
+// How a write lands (memories/writing.py): add, batch (and its dry run), edit, delete, the
 // owner's review, the memory's own settings and reindex, with the exact and near duplicate checks
 // that decide them, and the steps that write pairs and vocabulary, which the background work
-// (background.ts) uses too.
+// (background.ts) uses too. What a replacement does to a fact's validity is replacing.ts's; the
+// undo of an entry (undo.ts) and a contradiction's resolution (conflicts.ts) write through here.
 //
 // Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
 // `transactionSync`, and at its end the codes in memory with their stored blocks (state.ts
@@ -12,16 +13,18 @@
 
 import type { Background } from "./background";
 import { distinct } from "./dedup";
-import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp } from "./facts";
+import { pairsOf } from "./conflicts";
+import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, type Pair, type Resolution, cleanPair, cleanResolution, cleanSupersedes, differences, hidden,
-  isCurrent, proposals } from "./lifecycle";
+import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, cleanSupersedes, differences, hidden, isCurrent, proposals } from "./lifecycle";
 import { type Fusion, vocabularyWords } from "./recall";
 import type { Reader } from "./reading";
+import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
 import { cleanIds, cleanReview, isDefault, reviewedBy } from "./reviewing";
 import { fusionParam } from "./searching";
+import { sameJson } from "./settings";
 import { Part, type State } from "./state";
 import { textKey } from "./text";
 import { type FactType, type Top, dot } from "./vectors";
@@ -34,7 +37,6 @@ type Pending = { id: number; type: FactType; vector: Float32Array };
 const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as state.py writes it
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const RESTORED = "from a backup: stored as it was, without the duplicate check";
-export const RESTORED_PAIR = "from a backup: the pair as it was resolved";
 
 /** How `addMany` stores (its defaults: an add, deduplicated, kept). */
 type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void;
@@ -53,32 +55,6 @@ class RolledBack extends Error {
 
 /** A created fact's proposal: a current fact it may replace (lifecycle.ts `proposals`). */
 type Proposal = { id: number; fact: Fact; score: number; differs: Differs };
-
-/** A pair of facts and how the owner resolved it (null: open), a `resolve` entry's before and after. */
-type Resolved = { old: number; new: number; resolution: Resolution | null };
-
-/** What PATCH changes of a fact's validity: a field left out is undefined, null clears it. */
-type Validity = { superseded_by?: number | null; valid_until?: string | null };
-
-// What an undo of an edit puts back, so what it would overwrite (writing.py CHANGED_FIELDS).
-const CHANGED_FIELDS = ["text", "type", "source", "valid_until", "superseded_by"] as const;
-const changedFields = (f: object): Record<string, unknown> =>
-  Object.fromEntries(CHANGED_FIELDS.map((k) => [k, (f as Record<string, unknown>)[k] ?? null]));
-const later = (a: string, b: string) => (a > b ? a : b);
-
-/** Equal as Python compares two values decoded from JSON: the same keys and values, in any order,
- * all the way down (the settings' `review` is an object). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  }
-  if (a !== null && b !== null && typeof a === "object" && typeof b === "object") {
-    const [x, y] = [a as Record<string, unknown>, b as Record<string, unknown>];
-    const keys = Object.keys(x);
-    return keys.length === Object.keys(y).length && keys.every((k) => k in y && sameJson(x[k], y[k]));
-  }
-  return a === b;
-}
 
 export class Writer extends Part {
   constructor(state: State, private reader: Reader, private background: Background, private history: History) {
@@ -162,52 +138,10 @@ export class Writer extends Part {
     return this.sql.exec<{ id: number }>(sql, ...args).toArray().map((r) => r.id);
   }
 
-  /** 422 unless each of `ids` is a fact of this memory not replaced already (a `supersedes`). */
-  private checkSupersedes(ids: number[]): Fact[] {
-    const facts = this.reader.getMany(ids);
-    return ids.map((id) => {
-      const f = facts.get(id);
-      if (!f) throw invalid(`supersedes names fact ${id}, which does not exist`);
-      if (f.superseded_by !== null) throw invalid(`supersedes names fact ${id}, which fact ${f.superseded_by} replaced already`);
-      return f;
-    });
-  }
-
-  /** Each of `old` replaced by fact `by`, created at `at`, inside the write: `superseded_by` it, and
-   * `valid_until` the later of the two creations (an older fact replacing leaves it never current). */
-  private replace(old: Fact[], by: number, at: string): void {
-    for (const f of old) this.sql.exec("UPDATE facts SET superseded_by = ?, valid_until = ? WHERE id = ?", by, later(f.created_at, at), f.id);
-  }
-
-  /** 422 unless fact `by` may replace fact `id`: another fact, current, and not replaced through a
-   * chain that leads back to `id` (no loop). Answers that fact. */
-  private replacer(id: number, by: number): Fact {
-    const what = `superseded_by names fact ${by}`;
-    if (by === id) throw invalid(`superseded_by names fact ${id} itself: a fact cannot replace itself`);
-    const f = this.reader.getMany([by]).get(by);
-    if (!f) throw invalid(`${what}, which does not exist`);
-    if (!current(f)) throw invalid(`${what}, which is not current: only a current fact replaces`);
-    const seen = new Set([by]);  // (a loop written by hand stops)
-    for (let at = f.superseded_by; at !== null && !seen.has(at); at = this.reader.getMany([at]).get(at)?.superseded_by ?? null) {
-      if (at === id) throw invalid(`${what}, whose chain leads back to fact ${id}: a loop`);
-      seen.add(at);
-    }
-    return f;
-  }
-
-  /** A fact's `valid_until` and `superseded_by` after PATCH's `life` (absent: as they are). A new
-   * `superseded_by` is checked (`replacer`) and ends its validity at the later creation; null
-   * clears both. `putBack` (an undo): each as given, unchecked. */
-  private validity(fact: Fact, life: Validity, putBack = false): [string | null, number | null] {
-    if (putBack) return [life.valid_until ?? null, life.superseded_by ?? null];
-    let [until, by] = [fact.valid_until, fact.superseded_by];
-    if (life.superseded_by !== undefined) {
-      by = life.superseded_by;
-      until = by === null ? null : later(fact.created_at, this.replacer(fact.id, by).created_at);
-    }
-    if (life.valid_until !== undefined) until = life.valid_until;
-    validFrom(until, fact.created_at);
-    return [until, by];
+  /** Whether the memory's review is "before": a fact not reviewed is pending, and what it replaces
+   * waits for it (replacing.ts). */
+  get reviewBefore(): boolean {
+    return this.state.review.mode === "before";
   }
 
   /** A created fact's proposals (lifecycle.ts `proposals`), stored as open conflicts inside its
@@ -264,8 +198,8 @@ export class Writer extends Part {
    * an id in use is still a 409. `dryRun`: every check and every answer as if stored, then the
    * transaction rolled back (no history entry, proposal or word kept, the index untouched).
    * `check`: what must still hold, run again inside the transaction (an undo's); `also`: more of
-   * the same transaction, after the facts (an undone delete's pairs). */
-  private async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}): Promise<Added[]> {
+   * the same transaction, after the facts (an undone delete's pairs and replacements, undo.ts). */
+  async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}): Promise<Added[]> {
     const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check, also } = how;
     const clean = items.map((i) => {
       const c = {
@@ -281,6 +215,7 @@ export class Writer extends Part {
         supersedes: cleanSupersedes(i.supersedes),
         reviewed_at: cleanTime(i.reviewed_at, "reviewed_at"),  // kept only by a restore
         reviewedGiven: "reviewed_at" in i,  // the item names reviewed_at (null too); a restore of one that does not is reviewed
+        own_valid_until: cleanTime(i.own_valid_until, "own_valid_until"),  // kept only by a restore: a replaced fact's own (replacing.ts)
       };
       validFrom(c.valid_until, c.created_at);
       if (restore) c.supersedes = [];  // stored as given: a backup's facts say what replaced what (superseded_by)
@@ -290,7 +225,8 @@ export class Writer extends Part {
     // stores before, under an id it gives, may be named).
     const given = new Set<number>();
     for (const c of clean) {
-      this.checkSupersedes(c.supersedes.filter((id) => !given.has(id)));
+      const ids = c.supersedes.filter((id) => !given.has(id));
+      replaceable(ids, this.reader.getMany(ids));
       if (c.id !== null) given.add(c.id);
     }
     if (clean.length && this.state.full) throw this.state.fullError();  // before the model is asked
@@ -305,7 +241,8 @@ export class Writer extends Part {
     const write = () => {
       check?.();
       const out = clean.map((c, i): Added => {
-        const replaced = this.checkSupersedes(c.supersedes);  // as they are now: an earlier fact of the batch may have replaced one
+        // As they are now: an earlier fact of the batch may have replaced one.
+        const replaced = replaceable(c.supersedes, this.reader.getMany(c.supersedes));
         // One list of neighbours serves the dedup check, the pairs and the proposals. A fact's
         // proposals need only its closest few down to PROPOSE (`top`), not every fact that far; in a
         // batch of several of its type, each is scanned down to PROPOSE (writing.py's share one scan).
@@ -335,14 +272,15 @@ export class Writer extends Part {
           : reviewedBy(client, c.source, this.state.review) ? created : null;
         const id = this.sql.exec<{ id: number }>(
           "INSERT INTO facts (id, text, text_key, type, source, created_at, updated_at, valid_until, superseded_by,"
-            + " reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            + " reviewed_at, own_valid_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
           c.id, c.text, textKey(c.text), c.type, c.source, created, updated, c.valid_until, supersededBy, reviewedAt,
+          supersededBy !== null ? c.own_valid_until : null,
         ).one().id;
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
         this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
           id, this.embedder.model, vectors[i].length, blob(vectors[i]));
         storePairs(this.state, id, c.type, near);
-        this.replace(replaced, id, created);
+        for (const f of replaced) replace(this.sql, f.id, id, this.reviewBefore);  // each named fact, in this write
         const conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
@@ -357,7 +295,7 @@ export class Writer extends Part {
         if (replaced.length) why = `${why ? `${why}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}`;
         this.history.record(client, op, id, replaced.length ? { replaced } : null, fact, why, undoes);
         // Pending: kept unreviewed where only reviewed facts are recalled (recalled once reviewed).
-        const waits = reviewedAt === null && this.state.review.mode === "before" ? { pending: true } : {};
+        const waits = reviewedAt === null && this.reviewBefore ? { pending: true } : {};
         return { status: 201, body: { id, created: true, fact, conflicts, ...waits } };
       });
       this.addWords(stored, words);
@@ -385,10 +323,10 @@ export class Writer extends Part {
   }
 
   /** The edit and its history entry's id. `check`: what must still hold, run again after the
-   * await (an undo's): nothing is awaited between it and the transaction. `putBack` (an undo):
-   * the validity as given, unchecked. */
-  private async editing(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null,
-    check?: () => void, putBack = false): Promise<{ fact: Fact; entry: number }> {
+   * await (an undo's): nothing is awaited between it and the transaction. `undoOf` (an undo, undo.ts):
+   * the edit entry whose validity is put back, through the same checks (replacing.ts `undone`). */
+  async editing(id: number, data: Record<string, unknown>, client = "", note = "", undoes: number | null = null,
+    check?: () => void, undoOf: Entry | null = null): Promise<{ fact: Fact; entry: number }> {
     const old = this.reader.get(id);
     const text = "text" in data ? cleanText(data.text) : null;
     const type = "type" in data ? cleanType(data.type) : null;
@@ -396,13 +334,19 @@ export class Writer extends Part {
     const life: Validity = {};
     if ("superseded_by" in data) life.superseded_by = cleanIdNamed(data.superseded_by, "superseded_by");
     if ("valid_until" in data) life.valid_until = cleanTime(data.valid_until, "valid_until");
-    this.validity(old, life, putBack);  // a 422 before the model is asked; checked again below
+    // Its validity as the edit leaves it (replacing.ts), checked inside the write: a 422 (an undo's
+    // 409) before the model is asked too.
+    const held = (f: Fact): Held => {
+      const own = ownValidUntil(this.sql, id);
+      return undoOf ? undone(this.sql, f, own, undoOf) : patched(this.sql, f, own, life);
+    };
+    held(old);
     // Embedded only when the text differs from the one read above, and only then is there an
     // await: without one the fact is still as read, so a text that must be embedded always is.
     const [[vector], words] = text !== null && text !== old.text ? await this.embedFacts([text]) : [[null], new Map()];
     const current = this.reader.get(id);  // after the await: it may have changed or gone
     check?.();
-    const [validUntil, supersededBy] = this.validity(current, life, putBack);
+    const to = held(current);
     const next = { text: text ?? current.text, type: type ?? current.type, source: source ?? current.source };
     const reembed = next.text !== current.text;
     // A new text or type is vector work (its duplicate check and pairs); a new text may bring new words.
@@ -425,14 +369,18 @@ export class Writer extends Part {
     if (next.text !== current.text || next.type !== current.type || next.source !== current.source) {
       reviewedAt = reviewedBy(client, next.source, this.state.review) ? updated : null;
     }
-    const edited: Fact = {
-      id, ...next, created_at: current.created_at, updated_at: updated, valid_until: validUntil, superseded_by: supersededBy,
-      reviewed_at: reviewedAt,
-    };
-    const entry = this.state.transact(() => {
+    return this.state.transact(() => {
       this.sql.exec("UPDATE facts SET text = ?, text_key = ?, type = ?, source = ?, updated_at = ?, valid_until = ?,"
-        + " superseded_by = ?, reviewed_at = ? WHERE id = ?",
-      next.text, textKey(next.text), next.type, next.source, updated, validUntil, supersededBy, reviewedAt, id);
+        + " superseded_by = ?, reviewed_at = ?, own_valid_until = ? WHERE id = ?",
+      next.text, textKey(next.text), next.type, next.source, updated, to.valid_until, to.superseded_by, reviewedAt, to.own_valid_until, id);
+      // Its end from the fact replacing it; and what it replaces, now it may be pending again.
+      settle(this.sql, this.reviewBefore, [id, ...(to.superseded_by !== null ? [to.superseded_by] : [])]);
+      const validUntil = to.superseded_by === null ? to.valid_until
+        : this.sql.exec<{ v: string | null }>("SELECT valid_until AS v FROM facts WHERE id = ?", id).one().v;
+      const edited: Fact = {
+        id, ...next, created_at: current.created_at, updated_at: updated, valid_until: validUntil, superseded_by: to.superseded_by,
+        reviewed_at: reviewedAt,
+      };
       if (reembed) {
         this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
@@ -444,31 +392,34 @@ export class Writer extends Part {
         this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
         storePairs(this.state, id, next.type, row);
       }
-      return this.history.record(client, "edit", id, current, edited, note, undoes);
+      return { fact: edited, entry: this.history.record(client, "edit", id, current, edited, note, undoes) };
     }, () => {
       if (row) this.vectors.put(id, next.type, v!);  // a new text or type: its code's row (a new source changes none)
       this.vocab.load();
     });
-    return { fact: edited, entry };
   }
 
-  /** Remove the row, its FTS entry, its vector and its pairs together; the history keeps the
-   * whole fact and its pairs, so the delete can be undone. The facts it replaced stay replaced. `also`: more of
-   * the same transaction (an undone add puts back the facts it replaced). */
-  delete(id: number, client = "", note = "", undoes: number | null = null, also?: () => void) {
+  /** Remove the row, its FTS entry, its vector and its pairs together. The facts it replaced are
+   * current again, with their own validity (none is left replaced by a fact that is not there).
+   * The history keeps the whole fact, the pairs it was in and the facts it replaced, so the delete
+   * can be undone (undo.ts). */
+  delete(id: number, client = "", note = "", undoes: number | null = null) {
     const fact = this.reader.get(id);
     const { model, dims } = this.embedder;
     let dropped: string[] = [];
     this.state.transact(() => {
-      const pairs = this.pairsOf(id);  // its contradictions, open or resolved: an undo puts them back
-      this.history.record(client, "delete", id, pairs.length ? { ...fact, pairs } : fact, null, note, undoes);
+      const pairs = pairsOf(this.sql, id);  // its contradictions, open or resolved: an undo puts them back
+      const replaced = replacedBy(this.sql, id);
+      const kept = { ...(pairs.length ? { pairs } : {}), ...(replaced.length ? { replaced } : {}),
+        ...(fact.superseded_by !== null ? { own_valid_until: ownValidUntil(this.sql, id) } : {}) };
+      this.history.record(client, "delete", id, { ...fact, ...kept }, null, note, undoes);
+      unreplace(this.sql, replaced.map((r) => r.id));
       this.sql.exec("DELETE FROM facts WHERE id = ?", id);
       this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
       this.sql.exec("DELETE FROM pairs WHERE a = ? OR b = ?", id, id);
       this.sql.exec("DELETE FROM conflicts WHERE old = ? OR new = ?", id, id);
       // A fact the owner never approved leaves no word of its own behind (writing.py `delete`).
       if (fact.reviewed_at === null) dropped = dropUnheldWords(this.state, [fact.text]);
-      also?.();
       return this.sql.exec("DELETE FROM vectors WHERE fact_id = ? RETURNING model, dims", id).toArray()
         .some((r) => r.model === model && r.dims === dims);
     }, (counted) => {
@@ -477,91 +428,6 @@ export class Writer extends Part {
     });
     if (this.state.full) this.state.load();  // back under the budget: its vectors again
     return { deleted: id, fact };
-  }
-
-  /** Undo one history entry as the contract says (POST /history/{id}/undo): the entry that
-   * records the undo, the fact, and true (writing.py `undo`). One that would overwrite what was
-   * written since the entry is a 409 changed_since unless `force`. */
-  async undo(entryId: number, client = "", force = false): Promise<{ entry: Entry; fact: Fact | null; restored: boolean }> {
-    // Checked now and again after the embedding's await, right before the write: a write that
-    // lands meanwhile is seen, as under writing.py's lock.
-    const check = () => {
-      const now = this.history.entry(entryId);
-      if (now.undone_by !== null) {
-        throw new HttpError(409, "already_undone", `history entry ${entryId} was undone already, by entry ${now.undone_by}`);
-      }
-      if (!force) this.unchangedSince(now);
-    };
-    const entry = this.history.entry(entryId);
-    check();
-    const note = `undo of #${entryId}`;
-    const before = entry.before!;
-    let fact: Fact | null = null;
-    if (entry.op === "delete") {
-      // What was there, under its id and times, with its FTS entry, vector and pairs (its near
-      // duplicates, and the contradictions it was in, from the entry): no dedup.
-      const pairs = (before.pairs ?? []) as Pair[];
-      const also = () => { this.putPairs(pairs, client, null); };
-      const [r] = await this.addMany([before], client, { op: "restore", note, undoes: entryId, restore: true, check, also });
-      fact = r.body.fact;
-    } else if (entry.op === "edit") {
-      const back = { ...changedFields(before) };  // (an entry from before the lifecycle: current, as it was then)
-      fact = (await this.editing(entry.fact_id!, back, client, note, entryId, check, true)).fact;
-    } else if (entry.op === "add" || entry.op === "restore") {
-      // The facts it replaced are current again as they were (those deleted since stay deleted).
-      const replaced = (entry.before?.replaced ?? []) as Fact[];
-      fact = this.delete(entry.fact_id!, client, note, entryId, () => {
-        for (const r of replaced) {  // (a forced undo leaves one replaced by another since as it is)
-          this.sql.exec("UPDATE facts SET valid_until = ?, superseded_by = ? WHERE id = ? AND superseded_by = ?",
-            r.valid_until ?? null, r.superseded_by ?? null, r.id, entry.fact_id);
-        }
-      }).fact;
-    } else if (entry.op === "review") {
-      this.unreview(entry, client, note);
-    } else if (entry.op === "resolve") {
-      this.resolved(before as Resolved, client, note, entryId);
-    } else {
-      this.setSettings(before, client, note, entryId);
-    }
-    return { entry: this.history.entry(this.history.entry(entryId).undone_by!), fact, restored: true };
-  }
-
-  /** 409 changed_since when the fact (or the settings, or a resolved pair) no longer holds what
-   * `entry` left: the undo would silently overwrite a later write (writing.py `_unchanged_since`).
-   * An add that replaced facts left each replaced by it. A delete's undo overwrites nothing (its id
-   * in use is id_taken), nor does a review's. */
-  private unchangedSince(entry: Entry): void {
-    if (entry.op === "delete" || entry.op === "review") return;  // (a review's undo leaves facts reviewed again since as they are)
-    const newest = (sql: string, ...args: SqlStorageValue[]) => this.sql.exec<{ m: number | null }>(sql, ...args).one().m;
-    const ofFact = (id: number) => newest("SELECT max(id) AS m FROM history WHERE fact_id = ? AND id > ?", id, entry.id);
-    const changed = (what: string, now: Record<string, unknown>, newer: number | null) => {
-      const by = newer ? ` by history entry ${newer}` : "";
-      return new HttpError(409, "changed_since", `${what} changed since history entry ${entry.id}${by}: undoing it would overwrite that; `
-        + "send force true to undo it anyway", { entry: newer ?? null, current: now });
-    };
-    if (entry.op === "settings") {
-      const now = this.state.settings() as Record<string, unknown>;
-      const newer = newest("SELECT max(id) AS m FROM history WHERE op = 'settings' AND id > ?", entry.id);
-      if (!sameJson(now, entry.after!)) throw changed("the settings", now, newer);
-      return;
-    }
-    if (entry.op === "resolve") {  // (a fact of the pair deleted since: its row went with it; forced, a 404)
-      const { old, new: next, resolution } = entry.after as Resolved;
-      const now = { resolution: this.resolution(old, next) ?? null };
-      if (now.resolution !== resolution) throw changed(`fact ${entry.fact_id}`, now, null);
-      return;
-    }
-    const fact = this.reader.get(entry.fact_id!);  // gone since: 404, as before
-    const now: Record<string, unknown> = changedFields(fact);
-    const left: Record<string, unknown> = changedFields(entry.after!);
-    // An add that replaced facts left each replaced by it: one that is not (or is gone) is named.
-    const replaced = (entry.before?.replaced ?? []) as Fact[];
-    const still = this.reader.getMany(replaced.map((r) => r.id));
-    for (const r of replaced) {
-      const f = still.get(r.id);
-      if (f?.superseded_by !== entry.fact_id) [now[`fact ${r.id}`], left[`fact ${r.id}`]] = [f ?? null, `replaced by ${entry.fact_id}`];
-    }
-    if (!sameJson(now, left)) throw changed(`fact ${entry.fact_id}`, now, ofFact(entry.fact_id!));
   }
 
   // -- the owner's review (reviewing.ts) ------------------------------------------------
@@ -582,6 +448,7 @@ export class Writer extends Part {
       if (!todo.length) return { reviewed: [], entry: null };
       const at = stamp(new Date());
       this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE id IN (SELECT value FROM json_each(?))", at, JSON.stringify(todo));
+      settle(this.sql, this.reviewBefore, todo);  // what they replace waited for this
       const entry = this.history.record(client, "review", null, { ids: todo }, { ids: todo, reviewed_at: at }, note || `${todo.length} reviewed`);
       return { reviewed: todo, entry };
     });
@@ -590,101 +457,15 @@ export class Writer extends Part {
   /** The undo of a review entry (writing.py `unreview`): its facts that still hold what it left
    * get what was before (a review's: unreviewed again; the undo of one: reviewed again, at the
    * time they were). */
-  private unreview(entry: Entry, client: string, note: string): void {
+  unreview(entry: Entry, client: string, note: string): void {
     const after = entry.after as { ids: number[]; reviewed_at: string | null };
     const was = (entry.before?.reviewed_at ?? null) as string | null;
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN (SELECT value FROM json_each(?))",
         was, after.reviewed_at, JSON.stringify(after.ids));
+      settle(this.sql, this.reviewBefore, after.ids);
       this.history.record(client, "review", null, entry.after, { ids: after.ids, reviewed_at: was }, note, entry.id);
     });
-  }
-
-  // -- contradictions ------------------------------------------------------------------
-
-  /** POST /conflicts/resolve: two current facts, and which is true (writing.py `resolve`).
-   * `replace` and `keep_old` replace one by the other, an edit of the fact replaced (as PATCH's
-   * `superseded_by`); `keep_both` marks the pair, which is never proposed again. */
-  async resolve(data: Record<string, unknown>, client = "") {
-    const resolution = cleanResolution(data.resolution);
-    const [old, next] = (["old", "new"] as const).map((name) => {
-      if (data[name] === undefined || data[name] === null) throw invalid(`${name} is required: a fact id`);
-      return cleanId(data[name])!;
-    });
-    if (old === next) throw invalid("old and new are the same fact");
-    for (const f of [this.reader.get(old), this.reader.get(next)]) {
-      if (!current(f)) throw invalid(`fact ${f.id} is not current: resolve only current facts`);
-    }
-    const note = { replace: `resolved: #${next} replaces #${old}`, keep_old: `resolved: #${old} is right, #${next} replaced`,
-      keep_both: `resolved: #${old} and #${next} are both true` }[resolution];
-    const entry = resolution === "replace" ? (await this.editing(old, { superseded_by: next }, client, note)).entry
-      : resolution === "keep_old" ? (await this.editing(next, { superseded_by: old }, client, note)).entry
-        : this.resolved({ old, new: next, resolution }, client, note);
-    return { old: this.reader.get(old), new: this.reader.get(next), resolution, entry };
-  }
-
-  /** The pair's resolution set (a row of conflicts made if the pair was never proposed, with their
-   * cosine and what differs), recorded as a `resolve` entry; answers its id. */
-  private resolved(to: Resolved, client: string, note: string, undoes: number | null = null): number {
-    const [old, next] = [this.reader.get(to.old), this.reader.get(to.new)];  // (an undo: one deleted since is a 404)
-    return this.ctx.storage.transactionSync(() => {
-      const before = this.resolution(old.id, next.id);
-      if (before !== undefined) {
-        this.sql.exec("UPDATE conflicts SET resolution = ? WHERE old = ? AND new = ?", to.resolution, old.id, next.id);
-      } else {
-        const vectors = this.vectors.read([old.id, next.id]);
-        const [a, b] = [vectors.get(old.id), vectors.get(next.id)];
-        this.sql.exec("INSERT INTO conflicts (old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?)", old.id, next.id,
-          a && b ? round6(dot(a, b)) : 0, JSON.stringify(differences(old.text, next.text)), to.resolution);
-      }
-      return this.history.record(client, "resolve", next.id, { old: old.id, new: next.id, resolution: before ?? null }, to, note, undoes);
-    });
-  }
-
-  /** POST /conflicts/restore: a backup's pairs put back, after its facts (conflicts.py `restore`,
-   * writing.py `restore_pairs`): each whose two facts are here and whose pair and id the memory
-   * does not hold yet, in one write; the others skipped. "keep_both" is recorded as a `resolve`
-   * entry, as the owner's resolution is, so its undo opens the pair again. Any malformed pair: a
-   * 422 naming it, and nothing stored. */
-  restorePairs(value: unknown, client = ""): { restored: number; skipped: number } {
-    if (!Array.isArray(value)) throw invalid("conflicts must be a list of pairs");
-    const pairs = value.map((p, n) => cleanPair(p, n));
-    // Nothing in memory changes (no vector, no word): the transaction alone, as `resolved`'s.
-    const restored = this.ctx.storage.transactionSync(() => this.putPairs(pairs, client, RESTORED_PAIR));
-    return { restored, skipped: pairs.length - restored };
-  }
-
-  /** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (writing.py `pairs_of`). */
-  private pairsOf(id: number): Pair[] {
-    return this.sql.exec("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? ORDER BY id", id, id)
-      .toArray().map((r) => ({ id: r.id as number, old: r.old as number, new: r.new as number, score: r.score as number,
-        differs: JSON.parse(r.differs as string), resolution: r.resolution as "keep_both" | null }));
-  }
-
-  /** Inside a write: each pair whose facts are here and whose pair and id are free, stored as it
-   * was; how many. With a `note`, each "keep_both" is a `resolve` entry (its undo opens the pair
-   * again), as the owner's resolution is; without, the caller's entry covers them (`_put_pairs`). */
-  private putPairs(pairs: Pair[], client: string, note: string | null): number {
-    let put = 0;
-    for (const p of pairs) {
-      const here = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM facts WHERE id IN (?, ?)", p.old, p.new).one().n === 2;
-      const taken = this.sql.exec("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", p.old, p.new, p.id).toArray().length > 0;
-      if (!here || taken) continue;
-      this.sql.exec("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
-        p.id, p.old, p.new, p.score, JSON.stringify(p.differs), p.resolution);
-      if (p.resolution && note !== null) {
-        const to: Resolved = { old: p.old, new: p.new, resolution: p.resolution };
-        this.history.record(client, "resolve", p.new, { ...to, resolution: null }, to, note);
-      }
-      put++;
-    }
-    return put;
-  }
-
-  /** The resolution of the pair's row of conflicts (null: open), or undefined: there is none. */
-  private resolution(old: number, next: number): Resolution | null | undefined {
-    const rows = this.sql.exec<{ resolution: Resolution | null }>("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", old, next).toArray();
-    return rows.length ? rows[0].resolution : undefined;
   }
 
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
@@ -717,6 +498,8 @@ export class Writer extends Part {
       const before = this.state.settings() as Record<string, unknown>;
       if (sameJson(fusion, before) && undoes === null) return false;  // already in use: nothing to record
       this.state.setMeta("settings", JSON.stringify(fusion));
+      const mode = (f: object) => ((f as { review?: { mode?: string } | null }).review)?.mode ?? "after";
+      if (mode(fusion) !== mode(before)) settle(this.sql, mode(fusion) === "before");  // pending facts' replacements wait, or apply
       this.history.record(client, "settings", null, before, fusion, note, undoes);
       return true;
     });
@@ -803,9 +586,3 @@ export function rebuildVocabulary(state: State, vectors: Map<string, Float32Arra
 
 /** Whether a fact is current now (lifecycle.ts). */
 const current = (f: Fact) => isCurrent(f.valid_until, f.created_at);
-
-/** 422 when `until` (when given) is before `created` (when known). At it is allowed: an older fact
- * that replaced a newer one ("old is right") left it never current, and a backup gives that back. */
-function validFrom(until: string | null, created: string | null): void {
-  if (until !== null && created !== null && until < created) throw invalid("valid_until must not be before the fact's created_at");
-}
