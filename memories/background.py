@@ -11,7 +11,7 @@ import numpy as np
 from .state import State
 from .vectors import TYPES
 from .vocabulary import words_of
-from .writing import rebuild_pairs, rebuild_vocabulary, word_vectors
+from .reindexing import rebuild_pairs, rebuild_vocabulary, word_vectors
 
 log = logging.getLogger(__name__)
 

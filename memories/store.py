@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .background import Background
 from . import reviewing
-from .conflicts import Conflicts
+from .conflicts import Conflicts, pairs_of
 from .embeddings import Embedder
 from .facts import AddResult, Fact
 from .forgetting import forget
@@ -40,6 +40,8 @@ from .recall_log import RecallEntry, RecallLog
 from .review import Review
 from .searching import Searcher
 from .state import State
+from .reindexing import reindex
+from .undo import Undo
 from .writing import Writer
 
 
@@ -56,6 +58,7 @@ class Memory:
         self.writer = Writer(self.state, self.reader, self.history)
         self.searcher = Searcher(self.state, self.reader)
         self.conflicts_queue = Conflicts(self.state, self.writer)
+        self.undoing = Undo(self.state, self.writer, self.conflicts_queue)
         self.review = Review(self.state, self.reader)
         self.background = Background(self.state)
         with self.state.reading():  # loads the index
@@ -118,7 +121,7 @@ class Memory:
 
     def undo(self, entry_id: int, client: str = "", force: bool = False) -> tuple[Entry, Fact | None, bool]:
         """`force`: even over what was written since (otherwise a 409 changed_since)."""
-        return self.writer.undo(entry_id, client, force)
+        return self.undoing.undo(entry_id, client, force)
 
     def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False,
                      review: dict | None = None) -> dict:
@@ -135,7 +138,7 @@ class Memory:
         return self.writer.set_settings(changed, client)
 
     def reindex(self) -> dict:
-        return self.writer.reindex()
+        return reindex(self.state)
 
     # -- reads (reading.py, searching.py, review.py) -------------------------------------
 
@@ -181,7 +184,7 @@ class Memory:
 
     def kept_pairs(self) -> list[dict]:
         """Every pair kept, oldest first, as a backup's lines hold them (backup.py)."""
-        return self.writer.pairs_of()
+        return pairs_of(self.state.db)
 
     def restore_conflicts(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
         return self.conflicts_queue.restore(pairs, client)

@@ -1,4 +1,5 @@
-"""The write path: add, import, edit, delete and reindex, each with dedup-on-write.
+"""The write path: add, import, edit, delete, review and settings, each with dedup-on-write (an
+undo is undo.py, a reindex reindexing.py, a pair's resolution conflicts.py).
 
 A write changes the row, its FTS entry, its vector, its pairs and the vocabulary's new words in
 one transaction (`state.writing()`), so it is all or nothing. Embedding, the slow part, happens
@@ -14,9 +15,9 @@ from functools import partial
 
 import numpy as np
 
-from .codes import encode, exact_all
+from .codes import exact_all
 from .dedup import distinct
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, AlreadyUndone, ChangedSince, Conflict, Fact, IdTaken, InvalidInput,
+from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
 from . import replacing
@@ -25,20 +26,17 @@ from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
 from .forgetting import drop_unheld_words
 from .history import Entry, History
+from .conflicts import pairs_of
 from .reading import Reader
+from .reindexing import word_vectors
 from .state import State, to_blob
-from .vectors import LOAD_BATCH, TYPE_CODE, TYPES, VectorIndex
-from .vocabulary import words_of
 
 
-REINDEX_BATCH = 256  # facts embedded at a time by reindex
 RESTORED = "from a backup: stored as it was, without the duplicate check"
-RESTORED_PAIR = "from a backup: the pair as it was resolved"
 
 
 class RolledBack(Exception):
     """A dry run's end: the write's transaction is rolled back, and nothing of it applied."""
-CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite
 UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
 CURRENT = "(valid_until IS NULL OR valid_until > ?)"
 
@@ -76,6 +74,13 @@ class Writer:
                 if n + 1 < len(batches):
                     ahead = pool.submit(self._embed_facts, [c.text for c in batches[n + 1]])
                 yield self._store(clean, *embedded, client=client, restore=restore, note=note or (RESTORED if restore else ""))
+
+    def put_back(self, before: dict, client: str, note: str, undoes: int, also: Callable[[], object]) -> AddResult:
+        """A deleted fact stored again as it was, under its id and times, with no dedup (an undo of
+        its delete); `also`: more of the same write."""
+        [result] = self._store(clean_items([before]), *self._embed_facts([before["text"]]), client=client, op="restore",
+                               note=note, undoes=undoes, restore=True, also=also)
+        return result
 
     def _embed_facts(self, texts: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The texts' vectors, and those of their words the vocabulary lacks (in a call of their own)."""
@@ -155,7 +160,7 @@ class Writer:
         return facts
 
     @property
-    def _review_before(self) -> bool:
+    def review_before(self) -> bool:
         return self.state.review["mode"] == "before"
 
     def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
@@ -278,7 +283,7 @@ class Writer:
             after.append(partial(state.vectors.put, fid, type, vector))
             batch.append((fid, type, n))
             for old in replaced.values():  # each named fact replaced by this one, in this write
-                replacing.replace(db, old.id, fid, self._review_before)
+                replacing.replace(db, old.id, fid, self.review_before)
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
             conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
@@ -359,7 +364,7 @@ class Writer:
                     (new_text, text_key(new_text), new_type, new_source, updated_at, new_valid, new_by, reviewed_at, own, fact_id),
                 )
                 # Its end from the fact replacing it; and what it replaces, now it may be pending again.
-                replacing.settle(db, self._review_before, [fact_id, *([new_by] if new_by is not None else [])])
+                replacing.settle(db, self.review_before, [fact_id, *([new_by] if new_by is not None else [])])
                 if new_by is not None:
                     new_valid = db.execute("SELECT valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
                 if reembed:
@@ -411,61 +416,6 @@ class Writer:
                               f"and {e}") from None
         return fact.valid_until, fact.valid_until, was_by
 
-    def set_resolution(self, old: int, new: int, resolution: str | None, client: str = "", note: str = "",
-                       undoes: int | None = None) -> int:
-        """Mark the pair (old, new) as `resolution` ('keep_both', or None: open again), one history
-        entry ("resolve"); the pair's row is made when no write proposed it. The entry's id."""
-        state, db = self.state, self.state.db
-        with state.writing():
-            facts = self.reader.get_many([old, new])
-            for fid in (old, new):
-                if fid not in facts:
-                    raise NotFound(f"no fact with id {fid}")
-            row = db.execute("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", (old, new)).fetchone()
-            if row is None:
-                score = float(state.vectors.vector(old) @ state.vectors.vector(new)) if old in state.vectors and new in state.vectors else 0.0
-                db.execute("INSERT INTO conflicts (old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?)",
-                           (old, new, round(score, 6), json.dumps(differences(facts[old].text, facts[new].text), ensure_ascii=False),
-                            resolution))
-            else:
-                db.execute("UPDATE conflicts SET resolution = ? WHERE old = ? AND new = ?", (resolution, old, new))
-            before = {"old": old, "new": new, "resolution": row[0] if row else None}
-            return self.history.record(client, "resolve", new, before=before, after=before | {"resolution": resolution},
-                                       note=note, undoes=undoes)
-
-    def restore_pairs(self, pairs: list[dict], client: str = "") -> tuple[int, int]:
-        """Put back a backup's pairs (lifecycle.clean_pair's), in one write: (restored, skipped)."""
-        with self.state.writing():
-            restored = self._put_pairs(pairs, client, RESTORED_PAIR)
-        return restored, len(pairs) - restored
-
-    def pairs_of(self, fact_id: int | None = None) -> list[dict]:
-        """The pairs fact `fact_id` is in (what its delete takes with it), or every pair kept (an
-        export), oldest first, as a backup holds them. (A pair goes with either of its facts.)"""
-        where, args = ("old = ? OR new = ?", (fact_id, fact_id)) if fact_id is not None else ("1", ())
-        rows = self.state.db.execute(f"SELECT id, old, new, score, differs, resolution FROM conflicts WHERE {where} ORDER BY id",
-                                     args).fetchall()
-        return [{"id": r[0], "old": r[1], "new": r[2], "score": r[3], "differs": json.loads(r[4]), "resolution": r[5]} for r in rows]
-
-    def _put_pairs(self, pairs: list[dict], client: str, note: str | None) -> int:
-        """Inside a write: each pair whose facts are here and whose pair and id are free, stored as
-        it was; how many. With a `note`, each "keep_both" is a `resolve` entry (its undo opens the
-        pair again), as the owner's resolution is; without, the caller's entry covers them."""
-        db, put = self.state.db, 0
-        for p in pairs:
-            here = db.execute("SELECT count(*) FROM facts WHERE id IN (?, ?)", (p["old"], p["new"])).fetchone()[0] == 2
-            taken = db.execute("SELECT 1 FROM conflicts WHERE (old = ? AND new = ?) OR id = ?", (p["old"], p["new"], p["id"])).fetchone()
-            if not here or taken:
-                continue
-            db.execute("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
-                       (p["id"], p["old"], p["new"], p["score"], json.dumps(p["differs"], ensure_ascii=False), p["resolution"]))
-            if p["resolution"] and note is not None:
-                pair = {"old": p["old"], "new": p["new"]}
-                self.history.record(client, "resolve", p["new"], before=pair | {"resolution": None},
-                                    after=pair | {"resolution": p["resolution"]}, note=note)
-            put += 1
-        return put
-
     def review(self, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
         """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in
         one write and one history entry. (the ids reviewed, the entry or None when none was)."""
@@ -482,7 +432,7 @@ class Writer:
                 return [], None
             at = now()
             db.execute(f"UPDATE facts SET reviewed_at = ? WHERE id IN ({','.join('?' * len(todo))})", [at, *todo])
-            replacing.settle(db, self._review_before, todo)  # what they replace waited for this
+            replacing.settle(db, self.review_before, todo)  # what they replace waited for this
             entry = self.history.record(client, "review", None, before={"ids": todo}, after={"ids": todo, "reviewed_at": at},
                                         note=note or f"{len(todo)} reviewed")
         return todo, entry
@@ -494,7 +444,7 @@ class Writer:
         with self.state.writing():
             self.state.db.execute(f"UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN ({','.join('?' * len(ids))})",
                                   [was, left, *ids])
-            replacing.settle(self.state.db, self._review_before, ids)
+            replacing.settle(self.state.db, self.review_before, ids)
             self.history.record(client, "review", None, before=entry.after, after={"ids": ids, "reviewed_at": was},
                                 note=note, undoes=entry.id)
 
@@ -506,7 +456,7 @@ class Writer:
         state, db = self.state, self.state.db
         with state.writing() as after:
             fact = self.reader.get(fact_id)
-            pairs = self.pairs_of(fact_id)  # its contradictions, open or resolved: an undo puts them back
+            pairs = pairs_of(db, fact_id)  # its contradictions, open or resolved: an undo puts them back
             replaced = replacing.replaced_by(db, fact_id)
             own = db.execute("SELECT own_valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
             kept = ({"pairs": pairs} if pairs else {}) | ({"replaced": replaced} if replaced else {}) | (
@@ -527,98 +477,6 @@ class Writer:
                 pass
         return fact
 
-    def undo(self, entry_id: int, client: str = "", force: bool = False) -> tuple[Entry, Fact | None, bool]:
-        """Undo one history entry as the contract says (POST /history/{id}/undo): (the entry
-        that records the undo; the fact; True). An undo that would overwrite what was written
-        since the entry is a ChangedSince unless `force`. The lock is held throughout (an RLock:
-        the write below takes it again), so no write of this process lands between the check
-        and the undo."""
-        with self.state.lock:
-            entry = self.history.entry(entry_id)
-            if entry.undone_by is not None:
-                raise AlreadyUndone(f"history entry {entry_id} was undone already, by entry {entry.undone_by}")
-            if not force:
-                self._unchanged_since(entry)
-            note = f"undo of #{entry_id}"
-            if entry.op in ("delete",):  # what was there, under its id and times: no dedup
-                b = entry.before
-                [result] = self._store(clean_items([b]), *self._embed_facts([b["text"]]), client=client, op="restore",
-                                       note=note, undoes=entry_id, restore=True,
-                                       also=partial(self._rejoin, b["id"], b.get("pairs", []), b.get("replaced", []), client))
-                fact = self.reader.get(result.fact.id)
-            elif entry.op in ("edit",):
-                b = entry.before
-                fact = self.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client,
-                                 note=note, undoes=entry_id, undo_of=entry)
-            elif entry.op in ("add", "restore"):
-                fact = self.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
-            elif entry.op == "review":
-                self.unreview(entry, client, note)
-                fact = None
-            elif entry.op == "resolve":
-                b = entry.before
-                self.set_resolution(b["old"], b["new"], b["resolution"], client=client, note=note, undoes=entry_id)
-                fact = None
-            else:  # settings
-                fact = None
-                self.set_settings(entry.before, client=client, note=note, undoes=entry_id)
-            return self.history.entry(self.history.entry(entry_id).undone_by), fact, True
-
-    def _rejoin(self, fid: int, pairs: list[dict], replaced: list[dict], client: str) -> None:
-        """Inside the write that puts a deleted fact back: its pairs, the facts it replaced (each
-        still current and not replaced since: replaced again), and itself current again if the
-        fact that replaced it is gone."""
-        db, before = self.state.db, self._review_before
-        self._put_pairs(pairs, client, None)
-        fact = self.reader.get(fid)
-        if fact.superseded_by is not None:
-            if fact.superseded_by in self.reader.get_many([fact.superseded_by]):
-                replacing.settle(db, before, [fact.superseded_by])
-            else:
-                replacing.unreplace(db, [fid])
-        fact = self.reader.get(fid)
-        for r in replaced:
-            old = self.reader.get_many([r["id"]]).get(r["id"])
-            if old is None:
-                continue
-            try:
-                replacing.check(db, old, fid, fact)
-            except InvalidInput:
-                continue  # changed since: left as it is now
-            replacing.replace(db, old.id, fid, before)
-
-    def _unchanged_since(self, entry: Entry) -> None:
-        """ChangedSince when the fact (or the settings) no longer holds what `entry` left: the
-        undo would silently overwrite a later write. A delete's undo overwrites nothing (its id
-        in use is IdTaken)."""
-        if entry.op in ("delete", "review"):  # (a review's undo leaves facts reviewed again since as they are)
-            return
-        if entry.op == "resolve":
-            a = entry.after
-            row = self.state.db.execute("SELECT resolution FROM conflicts WHERE old = ? AND new = ?", (a["old"], a["new"])).fetchone()
-            now_holds, left, newer = {"resolution": row[0] if row else None}, {"resolution": a["resolution"]}, None
-        elif entry.op == "settings":
-            now_holds, left = self.state.settings(), entry.after
-            newer = self.state.db.execute("SELECT max(id) FROM history WHERE op = 'settings' AND id > ?",
-                                          (entry.id,)).fetchone()[0]
-        else:
-            fact = self.reader.get(entry.fact_id)  # gone since: NotFound, as before
-            now_holds = {k: getattr(fact, k) for k in CHANGED_FIELDS}
-            left = {k: entry.after.get(k) for k in CHANGED_FIELDS}
-            if entry.op == "add":  # and the facts it replaced are still replaced by it
-                for r in (entry.before or {}).get("replaced", []):
-                    still = self.reader.get_many([r["id"]]).get(r["id"])
-                    if still is None or still.superseded_by != entry.fact_id:
-                        now_holds = {**now_holds, f"fact {r['id']}": still.to_dict() if still else None}
-                        left = {**left, f"fact {r['id']}": f"replaced by {entry.fact_id}"}
-            newer = self.state.db.execute("SELECT max(id) FROM history WHERE fact_id = ? AND id > ?",
-                                          (entry.fact_id, entry.id)).fetchone()[0]
-        if now_holds != left:
-            what = "the settings" if entry.op == "settings" else f"fact {entry.fact_id}"
-            by = f" by history entry {newer}" if newer else ""
-            raise ChangedSince(f"{what} changed since history entry {entry.id}{by}: undoing it would overwrite that; "
-                               "send force true to undo it anyway", newer, now_holds)
-
     def set_settings(self, settings: dict | Callable[[dict], dict], client: str = "", note: str = "",
                      undoes: int | None = None) -> dict:
         """The memory's own settings (a Fusion as a dict, and `threshold` when it has its own
@@ -637,65 +495,3 @@ class Writer:
             self.history.record(client, "settings", None, before=before, after=fusion, note=note, undoes=undoes)
             after.append(partial(state.use_settings, fusion))
         return fusion
-
-    def reindex(self) -> dict:
-        """Rebuild the FTS index and every vector from the rows (after a model change, say)."""
-        state, db = self.state, self.state.db
-        select = "SELECT id, text, type FROM facts ORDER BY id"
-        with state.reading():
-            rows = db.execute(select).fetchall()
-        state.ensure_room_anew(dict(Counter(r[2] for r in rows)), words_of([r[1] for r in rows]))
-        # The model outside the lock, a batch at a time: reads and other writes go on meanwhile,
-        # and a fact written meanwhile is embedded below, under the lock.
-        embedded: dict[tuple[int, str], np.ndarray] = {}
-        for i in range(0, len(rows), REINDEX_BATCH):
-            part = rows[i : i + REINDEX_BATCH]
-            embedded.update(zip(((r[0], r[1]) for r in part), state.embed([r[1] for r in part])))
-        vocabulary = word_vectors(state, words_of([r[1] for r in rows]), {})
-        with state.writing() as after:
-            rows = db.execute(select).fetchall()  # it may have written meanwhile
-            missing = [r for r in rows if (r[0], r[1]) not in embedded]
-            if missing:
-                embedded.update(zip(((r[0], r[1]) for r in missing), state.embed([r[1] for r in missing])))
-            vectors = [embedded[r[0], r[1]] for r in rows]
-            db.execute("DELETE FROM facts_fts")
-            db.execute("DELETE FROM vectors")
-            db.executemany("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", [(r[0], r[1]) for r in rows])
-            db.executemany(
-                "INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-                [(r[0], state.model, len(v), to_blob(v)) for r, v in zip(rows, vectors)],
-            )
-            index = VectorIndex(state.dims, state.read_vectors)
-            for i in range(0, len(rows), LOAD_BATCH):
-                part = rows[i : i + LOAD_BATCH]
-                index.extend(np.array([r[0] for r in part], dtype=np.int64), np.array([TYPE_CODE[r[2]] for r in part], dtype=np.int8),
-                             *encode(np.array(vectors[i : i + LOAD_BATCH])))
-            rebuild_pairs(state, index)
-            words = words_of([r[1] for r in rows])
-            vocabulary = word_vectors(state, words, vocabulary)
-            rebuild_vocabulary(state, words, np.array([vocabulary[w] for w in words]).reshape(len(words), -1))
-            after.append(partial(setattr, state, "vectors", index))
-            after.append(partial(setattr, state, "full", None))  # it fits: ensure_room_anew said so
-        return {"facts": len(rows), "fts": len(rows), "vectors": len(rows), "model": state.model}
-
-
-def word_vectors(state: State, words: list[str], have: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """`have`, and vectors for those `words` it lacks (each word embedded alone, as a query term is)."""
-    lacking = [w for w in words if w not in have]
-    return have | dict(zip(lacking, state.embed(lacking))) if lacking else have
-
-
-def rebuild_pairs(state: State, index: VectorIndex) -> None:
-    """Every pair at the floor from `index` (inside a write)."""
-    state.pairs.clear()
-    for t in TYPES:
-        state.pairs.put_all(t, *index.pairs(t, state.floor))
-    state.set_meta("pairs_floor", state.floor)
-    state.set_meta("pairs_model", state.model)
-
-
-def rebuild_vocabulary(state: State, words: list[str], vectors: np.ndarray) -> None:
-    """The vocabulary as exactly `words` (inside a write)."""
-    state.vocab.clear()
-    state.vocab.add(words, vectors)
-    state.set_meta("words_model", state.model)
