@@ -58,9 +58,9 @@ def forget_quoted(db, fact_id: int) -> list[str]:
     texts = []
     rows = db.execute(
         "SELECT h.id, h.before FROM history h WHERE h.op IN ('add', 'delete') AND h.before IS NOT NULL AND ("
-        "EXISTS (SELECT 1 FROM json_each(h.before, '$.replaced') WHERE json_extract(value, '$.id') = ?1) OR "
-        "EXISTS (SELECT 1 FROM json_each(h.before, '$.pairs') WHERE json_extract(value, '$.old') = ?1"
-        " OR json_extract(value, '$.new') = ?1))", (fact_id,))
+        "EXISTS (SELECT 1 FROM json_each(h.before, '$.replaced') WHERE json_extract(value, '$.id') = :fid) OR "
+        "EXISTS (SELECT 1 FROM json_each(h.before, '$.pairs') WHERE json_extract(value, '$.old') = :fid"
+        " OR json_extract(value, '$.new') = :fid))", {"fid": fact_id})
     for entry, before in rows.fetchall():
         before = json.loads(before)
         for key, quotes in (("replaced", lambda f: f.get("id") == fact_id),

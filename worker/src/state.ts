@@ -51,7 +51,6 @@ export class State {
 
   constructor(readonly ctx: DurableObjectState, env: Env) {
     this.sql = ctx.storage.sql;
-    secureDelete(this.sql);
     this.embedder = makeEmbedder(env);
     this.numbers = numbersFor(this.embedder.model);  // the model's own unless the environment says (settings.ts)
     [this.thresholdSetting, this.floor, this.shipped, this.sources] = processNumbers(env, this.numbers);
@@ -354,14 +353,4 @@ export class Part {
   get embedder() { return this.state.embedder; }
   get vectors() { return this.state.vectors; }
   get vocab() { return this.state.vocab; }
-}
-
-/** What a delete frees is zeroed, not left for a later write to overwrite: a fact deleted and
- * forgotten leaves no byte of its text in the object's file (forgetting.ts). */
-function secureDelete(sql: SqlStorage): void {
-  try {
-    sql.exec("PRAGMA secure_delete = ON");
-  } catch (e) {
-    console.error("PRAGMA secure_delete is refused here: a forgotten fact's bytes wait for SQLite to overwrite them", e);
-  }
 }

@@ -540,6 +540,22 @@ describe("forget for good", () => {
     expect(open.conflicts.map((c) => c.new.id)).not.toContain(proposed.fact.id);
   });
 
+  it("logs no text of a fact forgotten while the recall that returned it was in flight", async () => {
+    const url = await base();
+    const kept = await add(url, "The vault is in the cellar.");
+    const gone = await add(url, "The vault code is quokka7731.");
+    await call(`${url}/facts/${gone.id}`, "DELETE");
+    await call(`${url}/history?fact_id=${gone.id}`, "DELETE");
+    // As the recall answered before the forget: its answer still names the fact, logged after.
+    await runInDurableObject(stub(url), (memory: MemoryObject) => {
+      const results = [kept, gone].map((fact) => ({ fact, via: "both", score: 1 }));
+      memory.recallLog.add("agent", "vault code", null, 5, {} as never, { results, mode: "hybrid" } as never, 1);
+      memory.recallLog.flush();
+    });
+    const [logged] = (await json<{ recalls: { results: Record<string, unknown>[] }[] }>(call(`${url}/recalls?limit=1`))).recalls;
+    expect(logged.results).toEqual([{ id: kept.id, via: "both", score: 1, text: kept.text }, { id: gone.id, via: "both", score: 1, forgotten: true }]);
+  });
+
   it("keeps the words of a fact still in the memory (only its past texts are forgotten)", async () => {
     const url = await base();
     const fact = await add(url, "Ottoline keeps bees in Lisbon.");

@@ -20,6 +20,17 @@ function counted() {
 }
 
 describe("the text vectors' store", () => {
+  it("keeps no vector of texts read before a clear (a forget during the model call)", async () => {
+    const { embed } = counted();
+    const kept = new TextVectors();
+    const read = kept.generation;
+    kept.clear();
+    await kept.embed(["The vault code is quokka7731."], embed, read);
+    expect(kept.size).toBe(0);
+    await kept.embed(["The vault is in the cellar."], embed, kept.generation);
+    expect(kept.size).toBe(1);
+  });
+
   it("embeds only what it does not hold, in one call, and keeps the order", async () => {
     const { calls, embed } = counted();
     const kept = new TextVectors();
