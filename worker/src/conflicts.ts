@@ -1,5 +1,5 @@
 // The contradictions' resolution and a backup's pairs (memories/conflicts.py `resolve` and
-// `restore`, with writing.py's `set_resolution`, `restore_pairs` and `pairs_of`): "replace" and
+// `restore`, with its `set_resolution`, `restore_pairs`, `pairs_of` and `put_pairs`): "replace" and
 // "keep_old" replace one fact by the other, an edit of the one replaced (writing.ts, replacing.ts);
 // "keep_both" marks the pair, which is never proposed again. Each is one history entry, undoable
 // (undo.ts). The queue itself is read by review.ts.
@@ -48,7 +48,7 @@ export class Conflicts extends Part {
   }
 
   /** The pair's resolution set (a row of conflicts made if the pair was never proposed, with their
-   * cosine and what differs), recorded as a `resolve` entry; answers its id (writing.py `set_resolution`). */
+   * cosine and what differs), recorded as a `resolve` entry; answers its id (conflicts.py `set_resolution`). */
   resolved(to: Resolved, client: string, note: string, undoes: number | null = null): number {
     const [old, next] = [this.reader.get(to.old), this.reader.get(to.new)];  // (an undo: one deleted since is a 404)
     return this.ctx.storage.transactionSync(() => {
@@ -65,8 +65,8 @@ export class Conflicts extends Part {
     });
   }
 
-  /** POST /conflicts/restore: a backup's pairs put back, after its facts (conflicts.py `restore`,
-   * writing.py `restore_pairs`): each whose two facts are here and whose pair and id the memory
+  /** POST /conflicts/restore: a backup's pairs put back, after its facts (conflicts.py `restore`
+   * and `restore_pairs`): each whose two facts are here and whose pair and id the memory
    * does not hold yet, in one write; the others skipped. "keep_both" is recorded as a `resolve`
    * entry, as the owner's resolution is, so its undo opens the pair again. Any malformed pair: a
    * 422 naming it, and nothing stored. */
@@ -79,7 +79,7 @@ export class Conflicts extends Part {
   }
 }
 
-/** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (writing.py `pairs_of`). */
+/** The pairs fact `id` is in, as a backup holds them: what its delete takes with it (conflicts.py `pairs_of`). */
 export function pairsOf(sql: SqlStorage, id: number): Pair[] {
   return sql.exec("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? ORDER BY id", id, id)
     .toArray().map((r) => ({ id: r.id as number, old: r.old as number, new: r.new as number, score: r.score as number,
@@ -88,7 +88,7 @@ export function pairsOf(sql: SqlStorage, id: number): Pair[] {
 
 /** Inside a write: each pair whose facts are here and whose pair and id are free, stored as it
  * was; how many. With a `note`, each "keep_both" is a `resolve` entry (its undo opens the pair
- * again), as the owner's resolution is; without, the caller's entry covers them (writing.py `_put_pairs`). */
+ * again), as the owner's resolution is; without, the caller's entry covers them (conflicts.py `put_pairs`). */
 export function putPairs(sql: SqlStorage, history: History, pairs: Pair[], client: string, note: string | null): number {
   let put = 0;
   for (const p of pairs) {

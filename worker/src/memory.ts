@@ -1,8 +1,8 @@
 // One memory: a SQLite-backed Durable Object holding facts, their FTS5 index and their vectors,
 // serving the contract of docs/memory-api.md as memories/store.py + service.py serve it locally.
 // This file answers which route does what and how the object opens; the work is in the parts
-// (the same files as memories/): state.ts, reading.ts, writing.ts, searching.ts, review.ts,
-// conflicts.ts, undo.ts, background.ts, history.ts and recall_log.ts, around one shared State.
+// (the same files as memories/): state.ts, reading.ts, writing.ts, reindexing.ts, searching.ts,
+// review.ts, conflicts.ts, undo.ts, background.ts, history.ts and recall_log.ts, around one shared State.
 
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
@@ -15,9 +15,11 @@ import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./http";
 import { Reader } from "./reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
+import { reindex } from "./reindexing";
 import { Review } from "./review";
+import { cleanReview, isDefault } from "./reviewing";
 import { migrate } from "./schema";
-import { Searcher } from "./searching";
+import { Searcher, fusionParam } from "./searching";
 import { settingsAnswer } from "./settings";
 import { State, envCount } from "./state";
 import { textKey } from "./text";
@@ -46,7 +48,7 @@ export class MemoryObject extends DurableObject<Env> {
     // Entries kept: how far back undo reaches; recalls kept, 0 logs none.
     this.history = new History(this.state, envCount(env.MEMORY_HISTORY, "MEMORY_HISTORY", HISTORY_KEEP, 1));
     this.recallLog = new RecallLog(this.state, envCount(env.MEMORY_RECALL_LOG, "MEMORY_RECALL_LOG", RECALL_LOG_KEEP, 0));
-    this.writer = new Writer(this.state, this.reader, this.background, this.history);
+    this.writer = new Writer(this.state, this.reader, this.history);
     this.conflicts = new Conflicts(this.state, this.reader, this.history, this.writer);
     this.undoing = new Undo(this.state, this.reader, this.history, this.writer, this.conflicts);
     this.searcher = new Searcher(this.state, this.reader, this.background);
@@ -195,7 +197,7 @@ export class MemoryObject extends DurableObject<Env> {
       },
       "/conflicts/resolve": { POST: async () => conflicts.resolve(await readJson(request), client()) },
       "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
-      "/reindex": { POST: () => writer.reindex() },
+      "/reindex": { POST: () => reindex(state, reader, this.background) },
       "/history": {
         GET: () => {
           const limit = intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT);
@@ -217,7 +219,7 @@ export class MemoryObject extends DurableObject<Env> {
         GET: () => this.settings(),
         PUT: async () => {
           const data = await readJson(request);
-          writer.putSettings(data, client());
+          this.putSettings(data, client());
           return this.settings();
         },
       },
@@ -275,6 +277,27 @@ export class MemoryObject extends DurableObject<Env> {
   /** The memory's own recall settings, the shipped ones, which differ, and the thresholds in use (store.py `settings`). */
   private settings() {
     return settingsAnswer(this.state);
+  }
+
+  /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
+   * default, the memory's own duplicate `threshold` and its `review` setting (service.py
+   * `put_settings`), stored by writing.ts `setSettings`; what the body leaves out stays as it is. */
+  private putSettings(data: Record<string, unknown>, client = ""): void {
+    if (!("fusion" in data) && !("threshold" in data) && !("review" in data)) {
+      throw invalid("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
+        + "the memory's own duplicate threshold, and/or its review setting");
+    }
+    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold" && k !== "review").sort();
+    // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
+    const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
+    // Without fusion, the memory's as they are; threshold null: the process's again (the model's or the environment's).
+    const fusion: Record<string, unknown> = "fusion" in data ? { ...fusionParam(data, this.state.shipped) } : { ...this.state.fusion };
+    if (data.threshold === "") throw invalid("threshold must be a number");
+    const own = !("threshold" in data) ? this.state.ownThreshold
+      : data.threshold === null ? null : floatParam(data.threshold, "threshold", 0, this.state.floor, 1.0);
+    const review = "review" in data ? cleanReview(data.review, this.state.review) : this.state.review;  // stored unless the default
+    this.writer.setSettings({ ...fusion, ...(own === null ? {} : { threshold: own }), ...(isDefault(review) ? {} : { review }) }, client);
   }
 }
 

@@ -1,8 +1,8 @@
 // What the object holds of its storage (memories/state.py): the SQLite handle and its meta
 // table, the model, the fact matrix and the vocabulary (read from their stored blocks,
 // code_blocks.ts, or built from the tables), how a write changes them, and whether the two still
-// agree (stats). One State is shared by the parts of the object (reading.ts,
-// writing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
+// agree (stats). One State is shared by the parts of the object (reading.ts, writing.ts,
+// reindexing.ts, searching.ts, background.ts, review.ts), so each sees the same matrix.
 
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
 import { vectorsById } from "./by_key";
@@ -333,6 +333,9 @@ export class State {
 }
 
 const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
+
+/** A vector as its row stores it: little-endian float32 (state.py `to_blob`), for writing.ts and reindexing.ts. */
+export const toBlob = (v: Float32Array) => v.slice().buffer;
 
 /** A whole number from a var (MEMORY_HISTORY, say): `fallback` when unset; one that is not a
  * number or below `min` is logged and `fallback` used, so a typo does not stop every request. */

@@ -1,4 +1,4 @@
-// The undo of one history entry (POST /history/{id}/undo; memories/writing.py `undo`): each is
+// The undo of one history entry (POST /history/{id}/undo; memories/undo.py `undo`): each is
 // the write that puts back what the entry changed (a delete's undo restores the fact, an add's
 // deletes it, an edit's edits it back), recorded as an entry naming the one it undoes. An undo
 // that would overwrite what was written since is a 409 changed_since unless forced; one that would
@@ -16,7 +16,7 @@ import { sameJson } from "./settings";
 import { Part, type State } from "./state";
 import type { Writer } from "./writing";
 
-// What an undo of an edit puts back, so what it would overwrite (writing.py CHANGED_FIELDS).
+// What an undo of an edit puts back, so what it would overwrite (undo.py CHANGED_FIELDS).
 const CHANGED_FIELDS = ["text", "type", "source", "valid_until", "superseded_by"] as const;
 const changedFields = (f: object): Record<string, unknown> =>
   Object.fromEntries(CHANGED_FIELDS.map((k) => [k, (f as Record<string, unknown>)[k] ?? null]));
@@ -32,7 +32,7 @@ export class Undo extends Part {
    * with `force`; 404 when its fact is gone; id_taken when a deleted fact's id is in use. */
   async undo(entryId: number, client = "", force = false): Promise<{ entry: Entry; fact: Fact | null; restored: boolean }> {
     // Checked now and again after the embedding's await, right before the write: a write that
-    // lands meanwhile is seen, as under writing.py's lock.
+    // lands meanwhile is seen, as under undo.py's lock.
     const check = () => {
       const now = this.history.entry(entryId);
       if (now.undone_by !== null) {
@@ -68,7 +68,7 @@ export class Undo extends Part {
     return { entry: this.history.entry(this.history.entry(entryId).undone_by!), fact, restored: true };
   }
 
-  /** Inside the write that puts deleted fact `id` back (writing.py `_rejoin`): its pairs; itself
+  /** Inside the write that puts deleted fact `id` back (undo.py `_rejoin`): its pairs; itself
    * current again if the fact that replaced it is gone (else its end settled from that fact's);
    * and each fact it replaced that is still current and not replaced since, replaced again (so
    * the redo of an add with `supersedes` replaces again). */
@@ -89,7 +89,7 @@ export class Undo extends Part {
   }
 
   /** 409 changed_since when the fact (or the settings, or a resolved pair) no longer holds what
-   * `entry` left: the undo would silently overwrite a later write (writing.py `_unchanged_since`).
+   * `entry` left: the undo would silently overwrite a later write (undo.py `_unchanged_since`).
    * An add that replaced facts left each replaced by it. A delete's undo overwrites nothing (its id
    * in use is id_taken), nor does a review's. */
   private unchangedSince(entry: Entry): void {

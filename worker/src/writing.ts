@@ -1,8 +1,8 @@
 // How a write lands (memories/writing.py): add, batch (and its dry run), edit, delete, the
-// owner's review, the memory's own settings and reindex, with the exact and near duplicate checks
-// that decide them, and the steps that write pairs and vocabulary, which the background work
-// (background.ts) uses too. What a replacement does to a fact's validity is replacing.ts's; the
-// undo of an entry (undo.ts) and a contradiction's resolution (conflicts.ts) write through here.
+// owner's review and the memory's own settings, with the exact and near duplicate checks that
+// decide them, and the step that writes a fact's pairs, which background.ts uses too. Reindex is
+// reindexing.ts's, a replacement's validity replacing.ts's; the undo of an entry (undo.ts) and a
+// contradiction's resolution (conflicts.ts) write through here.
 //
 // Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
 // `transactionSync`, and at its end the codes in memory with their stored blocks (state.ts
@@ -11,21 +11,20 @@
 // (duplicate? does the id still exist?) runs again inside the synchronous transaction, after the
 // last await.
 
-import type { Background } from "./background";
 import { distinct } from "./dedup";
 import { pairsOf } from "./conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
-import { HttpError, boolParam, floatParam, invalid, tooLarge, wellFormed } from "./http";
+import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "./http";
 import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, cleanSupersedes, differences, hidden, isCurrent, proposals } from "./lifecycle";
-import { type Fusion, vocabularyWords } from "./recall";
+import type { Fusion } from "./recall";
 import type { Reader } from "./reading";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
-import { cleanIds, cleanReview, isDefault, reviewedBy } from "./reviewing";
-import { fusionParam } from "./searching";
+import { embedLacking } from "./reindexing";
+import { cleanIds, reviewedBy } from "./reviewing";
 import { sameJson } from "./settings";
-import { Part, type State } from "./state";
+import { Part, type State, toBlob } from "./state";
 import { textKey } from "./text";
 import { type FactType, type Top, dot } from "./vectors";
 
@@ -34,7 +33,6 @@ const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that ded
 /** A fact a batch stored inside its transaction, for the matrix once that commits. */
 type Pending = { id: number; type: FactType; vector: Float32Array };
 
-const blob = (v: Float32Array) => v.slice().buffer;  // little-endian float32, as state.py writes it
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const RESTORED = "from a backup: stored as it was, without the duplicate check";
 
@@ -57,7 +55,7 @@ class RolledBack extends Error {
 type Proposal = { id: number; fact: Fact; score: number; differs: Differs };
 
 export class Writer extends Part {
-  constructor(state: State, private reader: Reader, private background: Background, private history: History) {
+  constructor(state: State, private reader: Reader, private history: History) {
     super(state);
   }
 
@@ -278,7 +276,7 @@ export class Writer extends Part {
         ).one().id;
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, c.text);
         this.sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-          id, this.embedder.model, vectors[i].length, blob(vectors[i]));
+          id, this.embedder.model, vectors[i].length, toBlob(vectors[i]));
         storePairs(this.state, id, c.type, near);
         for (const f of replaced) replace(this.sql, f.id, id, this.reviewBefore);  // each named fact, in this write
         const conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
@@ -385,7 +383,7 @@ export class Writer extends Part {
         this.sql.exec("DELETE FROM facts_fts WHERE rowid = ?", id);
         this.sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", id, next.text);
         this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-          id, this.embedder.model, v!.length, blob(v!));
+          id, this.embedder.model, v!.length, toBlob(v!));
         this.addWords([next.text], words);
       }
       if (row) {  // its pairs are those of its new text and type
@@ -468,27 +466,6 @@ export class Writer extends Part {
     });
   }
 
-  /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
-   * default, the memory's own duplicate `threshold` and its `review` setting (service.py
-   * `put_settings`, store.py `set_settings`); what the body leaves out stays as it is. */
-  putSettings(data: Record<string, unknown>, client = ""): void {
-    if (!("fusion" in data) && !("threshold" in data) && !("review" in data)) {
-      throw invalid("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
-        + "the memory's own duplicate threshold, and/or its review setting");
-    }
-    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold" && k !== "review").sort();
-    // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
-    const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-    if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
-    // Without fusion, the memory's as they are; threshold null: the process's again (the model's or the environment's).
-    const fusion: Record<string, unknown> = "fusion" in data ? { ...fusionParam(data, this.state.shipped) } : { ...this.state.fusion };
-    if (data.threshold === "") throw invalid("threshold must be a number");
-    const own = !("threshold" in data) ? this.state.ownThreshold
-      : data.threshold === null ? null : floatParam(data.threshold, "threshold", 0, this.state.floor, 1.0);
-    const review = "review" in data ? cleanReview(data.review, this.state.review) : this.state.review;  // stored unless the default
-    this.setSettings({ ...fusion, ...(own === null ? {} : { threshold: own }), ...(isDefault(review) ? {} : { review }) }, client);
-  }
-
   /** The memory's own settings (the recall settings, `threshold` when it has its own duplicate
    * threshold and `review` when it is not the default), recorded with those before (writing.py
    * `set_settings`); settings equal to those in use change nothing and record nothing, but an
@@ -505,53 +482,9 @@ export class Writer extends Part {
     });
     if (changed) this.state.useSettings(fusion as Record<string, unknown>);  // committed: recall uses them now
   }
-
-  async reindex() {
-    const rows = this.sql.exec("SELECT id, text, type FROM facts ORDER BY id").toArray();
-    this.state.ensureRoomAnew(rows.length, factWords(this.state));  // every vector and word anew, before the model is asked
-    const vectors: Float32Array[] = [];
-    for (let i = 0; i < rows.length; i += MAX_BATCH) vectors.push(...(await this.state.embed(rows.slice(i, i + MAX_BATCH).map((r) => r.text as string))));
-    const words = await embedLacking(this.state, () => factWords(this.state));  // the last await
-    // Facts written while we embedded have their own fresh vectors already; rebuild the rest.
-    this.state.transact(() => {
-      this.sql.exec("DELETE FROM facts_fts");
-      this.sql.exec("INSERT INTO facts_fts (rowid, text) SELECT id, text FROM facts");
-      rows.forEach((r, i) => {
-        const now = this.sql.exec("SELECT text FROM facts WHERE id = ?", r.id).toArray()[0];
-        if (now && now.text === r.text) {
-          this.sql.exec("INSERT OR REPLACE INTO vectors (fact_id, model, dims, embedding) VALUES (?, ?, ?, ?)",
-            r.id, this.embedder.model, vectors[i].length, blob(vectors[i]));
-        }
-      });
-      this.sql.exec("DELETE FROM vectors WHERE fact_id NOT IN (SELECT id FROM facts)");
-      resetPairs(this.state);  // every vector may have changed: the pairs are filled in again
-      rebuildVocabulary(this.state, words);
-    }, () => this.state.rebuild());
-    await this.background.fillPairs();
-    const n = this.reader.count();
-    return { facts: n, fts: n, vectors: this.vectors.size, model: this.embedder.model };
-  }
 }
 
-// -- the steps the writes and the background work (background.ts) share ----------------
-
-/** Vectors of words, each word embedded alone, in calls of their own. */
-async function embedWords(state: State, words: string[]): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (let i = 0; i < words.length; i += MAX_BATCH) out.push(...(await state.embed(words.slice(i, i + MAX_BATCH))));
-  return out;
-}
-
-/** `have` with a vector for each of `words()`, read again after each await: a write that lands
- * meanwhile, or a reindex, may change what is lacking. Nothing lacks when it returns, so a
- * transaction right after it finds every vector it needs. */
-export async function embedLacking(state: State, words: () => string[], have = new Map<string, Float32Array>()): Promise<Map<string, Float32Array>> {
-  for (let lacking = words().filter((w) => !have.has(w)); lacking.length; lacking = words().filter((w) => !have.has(w))) {
-    const vectors = await embedWords(state, lacking);
-    lacking.forEach((w, i) => have.set(w, vectors[i]));
-  }
-  return have;
-}
+// -- the step the writes and the background work (background.ts) share ------------------
 
 /** A fact's same-type neighbours at or above the floor, from [id, exact cosine] of its near ones, into pairs. */
 export function storePairs(state: State, id: number, type: FactType, near: [number, number][], keep: (other: number) => boolean = () => true): void {
@@ -560,28 +493,6 @@ export function storePairs(state: State, id: number, type: FactType, near: [numb
       state.sql.exec("INSERT OR REPLACE INTO pairs (a, b, type, score) VALUES (?, ?, ?, ?)", Math.min(id, other), Math.max(id, other), type, s);
     }
   }
-}
-
-/** No pairs, and every fact up to the newest now to be filled in, inside a write (background.ts
- * `fillPairs` fills them). */
-export function resetPairs(state: State): void {
-  state.sql.exec("DELETE FROM pairs");
-  state.setMeta("pairs_floor", state.floor);
-  state.setMeta("pairs_upto", 0);
-  state.setMeta("pairs_target", state.sql.exec<{ n: number }>("SELECT coalesce(max(id), 0) AS n FROM facts").one().n);
-}
-
-/** Every word of the facts, each once (the vocabulary a rebuild writes). */
-export function factWords(state: State): string[] {
-  return [...new Set(state.sql.exec<{ text: string }>("SELECT text FROM facts ORDER BY id").toArray().flatMap((r) => vocabularyWords(r.text)))];
-}
-
-/** The vocabulary as the facts' words, inside a write (`vocab.reload` then, in its transaction). */
-export function rebuildVocabulary(state: State, vectors: Map<string, Float32Array>): void {
-  const words = factWords(state);
-  state.vocab.clear();
-  state.vocab.add(words, words.map((w) => vectors.get(w)!));
-  state.setMeta("words_model", state.embedder.model);
 }
 
 /** Whether a fact is current now (lifecycle.ts). */
