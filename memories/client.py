@@ -174,6 +174,7 @@ class Hit:
     parts: dict | None = None  # {"kw", "vec", "rerank"}: what each list (and the rerank) added to the score
     current: bool = True
     reviewed: bool = True
+    edited_since: bool = False  # with as_of: its text was edited after then (the text is today's)
 
 
 @dataclass(frozen=True)
@@ -446,7 +447,8 @@ class MemoryClient:
         def parse(b):
             return Recall(
                 results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
-                             h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True), h.get("reviewed", True))
+                             h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True), h.get("reviewed", True),
+                             h.get("edited_since", False))
                          for h in b["results"]],
                 mode=b.get("mode", "hybrid"),
                 warning=b.get("warning"),

@@ -368,6 +368,22 @@ def test_the_debugger_recalls_as_of_a_day_and_with_stale_facts_marked(owner_clie
     assert "not current now" in pinned.select_one("#pin-current").text
 
 
+def test_the_debugger_as_of_a_day_marks_a_fact_whose_text_was_edited_since(owner_client, live_memory):
+    t = tag()
+    created = stamp(datetime.now(UTC) - timedelta(days=10))
+    with live_memory.client() as api:
+        fid = api.post("/facts", json={"text": f"The owner's piano teacher is Ms Oduya {t}.", "created_at": created}).json()["id"]
+        same = api.post("/facts", json={"text": f"The owner's piano is an upright Yamaha {t}.", "created_at": created}).json()["id"]
+        api.patch(f"/facts/{fid}", json={"text": f"The owner's piano teacher is Mr Lindqvist {t}."})
+    day = (datetime.now(UTC) - timedelta(days=5)).date().isoformat()
+    then = page(owner_client.get(reverse("recall"), {"q": f"Who teaches the owner piano {t}?", "as_of": day}))
+    fused = {li["data-fact-id"]: li for li in then.select("#columns section:nth-of-type(3) li[data-fact-id]")}
+    assert fused[str(fid)].select_one(".flag-edited").text == "edited since"
+    assert fused[str(same)].select_one(".flag-edited") is None
+    now = page(owner_client.get(reverse("recall"), {"q": f"Who teaches the owner piano {t}?"}))
+    assert not now.select("#columns .flag-edited")
+
+
 def test_the_recalls_page_says_what_replaced_a_recalled_fact(owner_client, live_memory):
     t = tag()
     with live_memory.client() as api:
