@@ -124,7 +124,6 @@ class RecallLog:
             return self.state.db.execute("DELETE FROM recalls").rowcount
 
 
-
 def unforgotten(db, results: list[dict]) -> list[dict]:
     """`results` with the text of each fact forgotten since it was read taken out, marked as
     `forget` marks it: a fact no longer here and with no history entry (forgetting.py removes them

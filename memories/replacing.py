@@ -13,6 +13,7 @@ fact its own validity again, exactly."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from .facts import FACT_COLUMNS, Fact, InvalidInput
@@ -38,7 +39,7 @@ def settle(db: sqlite3.Connection, review_before: bool, by: list[int] | None = N
     """Inside a write: the validity of the facts that `by` replace (every replaced fact: None)."""
     if by is not None and not by:
         return
-    db.execute(SETTLE, {"before": int(review_before), "by": None if by is None else _json(by)})
+    db.execute(SETTLE, {"before": int(review_before), "by": None if by is None else json.dumps(by)})
 
 
 def replace(db: sqlite3.Connection, old: int, by: int, review_before: bool) -> None:
@@ -51,7 +52,7 @@ def replace(db: sqlite3.Connection, old: int, by: int, review_before: bool) -> N
 def unreplace(db: sqlite3.Connection, ids: list[int]) -> None:
     """Inside a write: these facts no longer replaced, each with its own validity back."""
     db.execute("UPDATE facts SET valid_until = own_valid_until, own_valid_until = NULL, superseded_by = NULL"
-               " WHERE superseded_by IS NOT NULL AND id IN (SELECT value FROM json_each(?))", (_json(ids),))
+               " WHERE superseded_by IS NOT NULL AND id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
 
 
 def replaced_by(db: sqlite3.Connection, fid: int) -> list[dict]:
@@ -94,7 +95,3 @@ def check(db: sqlite3.Connection, old: Fact, by: int, by_fact: Fact | None, name
         raise InvalidInput(f"{name} names fact {by}, which is not current: only a current fact replaces")
     if old.id in chain(db, by):
         raise InvalidInput(f"{name} names fact {by}, whose chain leads back to fact {old.id}: a loop")
-
-
-def _json(ids: list[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"

@@ -43,7 +43,7 @@ class Undo:
             elif entry.op in ("edit",):
                 b = entry.before
                 fact = self.writer.edit(entry.fact_id, text=b["text"], type=b["type"], source=b["source"], client=client,
-                                 note=note, undoes=entry_id, undo_of=entry)
+                                        note=note, undoes=entry_id, undo_of=entry)
             elif entry.op in ("add", "restore"):
                 fact = self.writer.delete(entry.fact_id, client=client, note=note, undoes=entry_id)
             elif entry.op == "review":

@@ -321,14 +321,13 @@ class Writer:
         vector = vector[0] if vector is not None else None
         with state.lock:
             with state.writing() as after:  # the read, the dedup check and the write as one
-                row = db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+                row = db.execute(f"SELECT {FACT_COLUMNS}, own_valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()
                 if row is None:
                     raise NotFound(f"no fact with id {fact_id}")
-                current = Fact(*row)
+                current, own = Fact(*row[:-1]), row[-1]
                 new_text = current.text if text is None else text
                 new_type = current.type if type is None else type
                 new_source = current.source if source is None else source
-                own = db.execute("SELECT own_valid_until FROM facts WHERE id = ?", (fact_id,)).fetchone()[0]
                 if undo_of is not None:
                     new_valid, own, new_by = self._undone_validity(current, own, undo_of)
                 else:
