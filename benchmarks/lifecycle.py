@@ -1,163 +1,252 @@
-"""Facts that replace facts, measured on benchmarks/updates/ (seen and unseen) with the real model.
+"""Proposals you can trust, measured on both memories over HTTP with the real model:
 
-    .venv/bin/python benchmarks/lifecycle.py
+    .venv/bin/python benchmarks/lifecycle.py [--memories python,worker] [--seen-only]
 
-Each set goes into fresh memories of their own in a temporary folder (never the owner's), written
-as an agent writes them: each update's old fact, then the unrelated facts, then each new fact.
-Prints, for each set apart:
+Every set goes into fresh memories of its own (a `serve --dir` in a temporary folder, and a
+`wrangler dev` with its own state): never a memory the owner uses. Seen sets were read while the
+rule (memories/same_question.py) was written; unseen sets were committed before it, by someone who
+saw neither the rule nor the seen sets, and are run once. Prints, for each memory and set:
 
-- proposals: the share of updates whose new fact proposes its old one (`conflicts`), and how many
-  facts an unrelated write proposes on average (floors on unseen sets: 90%, under 0.3);
-- before anything is replaced, with today's ranking: how often the new fact ranks above the old
-  one for the update's question, the old one is the top result, and both are in the top 15; and
-  the same with the candidate rule "between two current facts of an open proposal, the newer
-  first" (`newer_first`);
-- after replacement (the new fact written with supersedes=[old]): the share of questions whose
-  top 5 holds the new fact (floor 100%), whose top result is the new fact, and whose top 15 still
-  holds the old one (floor 0%).
-
-Then the candidate rule on the 16 evaluation sets (dashboard/evalsets, seen and unseen apart as
-benchmarks/ablation.py splits them): hit@1 and hit@5 with and without it. The rule is adopted
-only if it loses no question on any of them.
+- updates (benchmarks/updates/*.json), written as an agent writes them, one fact a request: each
+  update's old fact, the unrelated facts, then each new fact. The share of updates whose new fact
+  proposes its old one (floor 90% unseen), the proposals an unrelated write makes, whether each
+  proposal's `differs` names an old answer and a new one; then, before anything is resolved, how
+  often the new fact is recalled above the old one for the update's question (floor 90%) and the
+  old one is marked `may_be_outdated`; after replacement (the new fact written with supersedes),
+  the new fact in the top 5 and the old one gone from the top 15.
+- memories of distinct true facts (benchmarks/distinct/*.json, and the evaluation sets of
+  dashboard/evalsets): the proposals their writes make, per 20 writes (floor: at most 1 over all
+  of them, at most 2 on templated look-alikes alone, i.e. 1 per 10), and the queue's size once
+  written. The everyday and templated sets are written one fact a request, the import lists and
+  the evaluation sets in batches of 100, as `import` writes them.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ablation import SEEN, UNSEEN, load  # noqa: E402
+from benchmarks.ablation import SEEN as EVAL_SEEN  # noqa: E402
+from benchmarks.ablation import UNSEEN as EVAL_UNSEEN  # noqa: E402
+from benchmarks.ablation import load  # noqa: E402
+from memories import outdated  # noqa: E402
 from memories.embeddings import MiniLM  # noqa: E402
-from memories.store import Memory  # noqa: E402
+from tests.memory_folder import FolderService  # noqa: E402
+from tests.worker_service import WorkerHost  # noqa: E402
 
-SETS = ROOT / "benchmarks" / "updates"
+UPDATES = ROOT / "benchmarks" / "updates"
+DISTINCT = ROOT / "benchmarks" / "distinct"
+EVALSETS = ROOT / "dashboard" / "evalsets"
 TOP = 15
 
 
-def place(ids: list[int], fact_id: int) -> int | None:
-    return next((i + 1 for i, f in enumerate(ids) if f == fact_id), None)
+class Target:
+    """One memory behind the contract, by URL."""
+
+    def __init__(self, url: str, secret: str):
+        self.api = httpx.Client(base_url=url, headers={"X-Memory-Secret": secret}, timeout=120)
+
+    def add(self, text: str, **more) -> dict:
+        r = self.api.post("/facts", json={"text": text, **more})
+        r.raise_for_status()
+        return r.json()
+
+    def add_batch(self, facts: list[dict]) -> list[dict]:
+        out = []
+        for start in range(0, len(facts), 100):
+            r = self.api.post("/facts/batch", json={"facts": facts[start:start + 100]})
+            r.raise_for_status()
+            out += r.json()["results"]
+        return out
+
+    def recall(self, question: str) -> list[dict]:
+        r = self.api.post("/recall", json={"query": question, "limit": TOP, "log": False})
+        r.raise_for_status()
+        return r.json()["results"]
+
+    def queue(self) -> int:
+        return self.api.get("/conflicts", params={"limit": 1}).json()["total"]
 
 
-def open_pairs(memory: Memory) -> list[tuple[int, int]]:
-    """Every open proposal as (old, new)."""
-    out, cursor = [], None
-    while True:
-        page, cursor, _ = memory.conflicts(100, cursor)
-        out += [(c["old"]["id"], c["new"]["id"]) for c in page]
-        if not cursor:
-            return out
+def place(hits: list[dict], fact_id: int) -> int | None:
+    return next((i + 1 for i, h in enumerate(hits) if h["fact"]["id"] == fact_id), None)
 
 
-def newer_first(ids: list[int], pairs: list[tuple[int, int]]) -> list[int]:
-    """The candidate rule: of each open pair in the results, the newer just above the older when
-    it was below it."""
-    order = list(ids)
-    for old, new in sorted(pairs):
-        if old in order and new in order and order.index(old) < order.index(new):
-            order.remove(new)
-            order.insert(order.index(old), new)
-    return order
+def names_change(differs: dict) -> bool:
+    """A proposal's `differs` names what changed: an old answer and a new one, a few words each."""
+    return bool(differs["old"] or differs["new"]) and len(differs["old"]) <= 8 and len(differs["new"]) <= 8
 
 
-def ids_of(memory: Memory, question: str, type: str | None = None) -> list[int]:
-    return [r["fact"]["id"] for r in memory.recall(question, type=type, limit=TOP)["results"]]
-
-
-def write(memory: Memory, data: dict, supersede: bool):
-    olds = memory.add_many([{"text": u["old"], "source": "old"} for u in data["updates"]])
-    unrelated = [memory.add_many([{"text": t, "source": "unrelated"}])[0] for t in data["unrelated"]]
-    news = [memory.add_many([{"text": u["new"], "source": "new", **({"supersedes": [o.fact.id]} if supersede else {})}])[0]
-            for u, o in zip(data["updates"], olds)]
-    return olds, unrelated, news
-
-
-def measure(path: Path, model, folder: Path) -> dict:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    n = len(data["updates"])
-    row: dict = {"set": data["name"], "updates": n}
-    memory = Memory(folder / f"{path.stem}-proposed.db", model)
-    try:
-        olds, unrelated, news = write(memory, data, supersede=False)
-        row["stored"] = sum(r.created for r in news)
-        row["old proposed"] = sum(o.fact.id in {c["id"] for c in r.conflicts} for o, r in zip(olds, news))
-        row["proposals per unrelated write"] = sum(len(r.conflicts) for r in unrelated) / len(unrelated)
-        pairs = open_pairs(memory)
-        for label, rule in (("today", lambda ids: ids), ("newer first", lambda ids: newer_first(ids, pairs))):
-            above = top_old = both = 0
-            for update, old, new in zip(data["updates"], olds, news):
-                ids = rule(ids_of(memory, update["question"]))
-                o, w = place(ids, old.fact.id), place(ids, new.fact.id)
-                above += w is not None and (o is None or w < o)
-                top_old += o == 1
-                both += o is not None and w is not None
-            row[f"before, {label}"] = (above, top_old, both)
-    finally:
-        memory.close()
-    memory = Memory(folder / f"{path.stem}-replaced.db", model)
-    try:
-        olds, _, news = write(memory, data, supersede=True)
-        top5 = top1 = old15 = 0
-        for update, old, new in zip(data["updates"], olds, news):
-            ids = ids_of(memory, update["question"])
-            w = place(ids, new.fact.id)
-            top5 += w is not None and w <= 5
-            top1 += w == 1
-            old15 += old.fact.id in ids
-        row["after"] = (top5, top1, old15)
-    finally:
-        memory.close()
+def updates(memory, name: str, data: dict) -> dict:
+    row = {"n": len(data["updates"])}
+    t = memory(f"{name}-proposed")
+    olds = [t.add(u["old"], source="old") for u in data["updates"]]
+    unrelated = [t.add(text, source="unrelated") for text in data["unrelated"]]
+    news = [t.add(u["new"], source="new") for u in data["updates"]]
+    row["stored"] = sum(r["created"] for r in news)
+    proposed = [o["id"] in {c["id"] for c in r.get("conflicts", [])} for o, r in zip(olds, news)]
+    row["proposed"] = sum(proposed)
+    row["by kind"] = {}
+    for u, p in zip(data["updates"], proposed):
+        kind = u.get("kind", "-")
+        got, n = row["by kind"].get(kind, (0, 0))
+        row["by kind"][kind] = (got + p, n + 1)
+    row["missed"] = [(u["old"], u["new"]) for u, p in zip(data["updates"], proposed) if not p]
+    row["unrelated proposals"] = sum(len(r.get("conflicts", [])) for r in unrelated) / len(unrelated)
+    pairs = [c for r in news for c in r.get("conflicts", [])]
+    row["names"] = (sum(names_change(c["differs"]) for c in pairs), len(pairs))
+    row["examples"] = [(c["fact"]["text"], c["differs"]["old"], c["differs"]["new"]) for c in pairs[:4]]
+    above = flagged = 0
+    for u, o, w in zip(data["updates"], olds, news):
+        hits = t.recall(u["question"])
+        po, pw = place(hits, o["id"]), place(hits, w["id"])
+        above += pw is not None and (po is None or pw < po)
+        flagged += any(h["fact"]["id"] == o["id"] and h.get("may_be_outdated") for h in hits)
+    row["new above old"], row["old flagged"] = above, flagged
+    t = memory(f"{name}-replaced")
+    olds = [t.add(u["old"], source="old") for u in data["updates"]]
+    for text in data["unrelated"]:
+        t.add(text, source="unrelated")
+    news = [t.add(u["new"], source="new", supersedes=[o["id"]]) for u, o in zip(data["updates"], olds)]
+    top5 = old15 = 0
+    for u, o, w in zip(data["updates"], olds, news):
+        hits = t.recall(u["question"])
+        pw = place(hits, w["id"])
+        top5 += pw is not None and pw <= 5
+        old15 += place(hits, o["id"]) is not None
+    row["after"] = (top5, old15)
     return row
 
 
-def rule_on_evaluation_sets(model) -> None:
-    print("\nThe candidate rule on the evaluation sets (hit@1, hit@5; today -> newer first):")
-    print("| set | seen? | open proposals | hit@1 | hit@5 | questions lost at 1 | gained at 1 |\n|---|---|---|---|---|---|---|")
-    for name in SEEN + UNSEEN:
+def distinct(memory, name: str, facts: list[dict], one_by_one: bool) -> tuple[int, int, int, list]:
+    """(writes, proposals, queue size, a few proposals as (old, new))."""
+    t = memory(name)
+    if one_by_one:
+        results = [t.add(f["text"], type=f.get("type", "fact"), source=f.get("source", "")) for f in facts]
+    else:
+        results = t.add_batch([{"text": f["text"], "type": f.get("type", "fact"), "source": f.get("source", "")} for f in facts])
+    proposals = [(c["fact"]["text"], r["fact"]["text"]) for r in results for c in r.get("conflicts", [])]
+    return len(facts), len(proposals), t.queue(), proposals
+
+
+def distinct_sets(seen: bool) -> list[tuple[str, list[dict], bool, bool]]:
+    """(name, facts, one fact a request, templated)."""
+    out = []
+    for path in sorted(DISTINCT.glob(("seen_" if seen else "unseen_") + "*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        facts = [{"text": t} for t in data["facts"]]
+        out.append((data["name"], facts, "import" not in path.stem, "templated" in path.stem))
+    for name in EVAL_SEEN if seen else EVAL_UNSEEN:
+        data = json.loads((EVALSETS / f"{name}.json").read_text(encoding="utf-8"))
+        facts = [{"text": f["text"].strip(), "type": f.get("type", "fact"), "source": f.get("source", "")} for f in data["facts"]]
+        out.append((f"evalset {name}", facts, False, name in ("lookalikes", "relations", "relations2")))
+    return out
+
+
+def report(label: str, memory, seen: bool) -> None:
+    which = "seen" if seen else "unseen"
+    print(f"\n## {label}, {which} sets\n")
+    names = ["seen", "seen2"] if seen else ["unseen", "unseen2"]
+    total = [0, 0]
+    for name in names:
+        data = json.loads((UPDATES / f"{name}.json").read_text(encoding="utf-8"))
+        row = updates(memory, name, data)
+        n = row["n"]
+        total[0] += row["proposed"]
+        total[1] += n
+        kinds = ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(row["by kind"].items()))
+        print(f"{name}: {n} updates, {len(data['unrelated'])} unrelated facts; stored {row['stored']}/{n}")
+        print(f"  old fact proposed {row['proposed']}/{n} ({row['proposed'] / n:.0%})" + (f" ({kinds})" if "-" not in row["by kind"] else ""))
+        print(f"  proposals per unrelated write {row['unrelated proposals']:.2f}; differs names the change {row['names'][0]}/{row['names'][1]}")
+        for text, old, new in row["examples"]:
+            print(f"    e.g. {text!r}: {' '.join(old) or '-'} / {' '.join(new) or '-'}")
+        print(f"  before resolution: new above old {row['new above old']}/{n} ({row['new above old'] / n:.0%}), "
+              f"old marked may_be_outdated {row['old flagged']}/{n}")
+        top5, old15 = row["after"]
+        print(f"  after replacement: new in the top 5 {top5}/{n}, old in the top {TOP} {old15}/{n}")
+        if seen:
+            for old, new in row["missed"]:
+                print(f"    missed: {old!r} -> {new!r}")
+    print(f"  all {which} updates: old fact proposed {total[0]}/{total[1]} ({total[0] / total[1]:.0%})")
+    print(f"\n| {which} memory of distinct facts | writes | proposals | per 20 writes | queue |\n|---|---|---|---|---|")
+    sums = {"all": [0, 0], "templated": [0, 0]}
+    shown = []
+    for name, facts, one_by_one, templated in distinct_sets(seen):
+        writes, proposals, queue, pairs = distinct(memory, name.replace(" ", "-"), facts, one_by_one)
+        for key in ("all", "templated") if templated else ("all",):
+            sums[key][0] += writes
+            sums[key][1] += proposals
+        shown += [(name, *p) for p in pairs]
+        print(f"| {name} | {writes} | {proposals} | {proposals / writes * 20:.2f} | {queue} |")
+    for key, (writes, proposals) in sums.items():
+        print(f"| **{key}** | {writes} | {proposals} | **{proposals / max(writes, 1) * 20:.2f}** | |")
+    if seen:
+        for name, old, new in shown:
+            print(f"    {name}: {old!r} -> {new!r}")
+
+
+def newer_first_on_evaluation_sets() -> None:
+    """The ranking of open proposals (outdated.py: the newer fact above the older) with and without,
+    on every evaluation set, in process (the rule is the same on the Worker, outdated.ts). It stays
+    only if it loses no rank-1 question on any set."""
+    print("\n## Newer first on the evaluation sets (python engine, in process)\n")
+    print("| set | seen? | open proposals | hit@1 without -> with | hit@5 without -> with | lost at 1 | gained at 1 |")
+    print("|---|---|---|---|---|---|---|")
+    model = MiniLM()
+    for name in EVAL_SEEN + EVAL_UNSEEN:
         memory, cases = load(model, name)
         try:
-            pairs = open_pairs(memory)
-            h1 = [0, 0]
-            h5 = [0, 0]
-            lost = gained = 0
-            for question, expected, type in cases:
-                ids = ids_of(memory, question, type)
-                after = newer_first(ids, pairs)
-                for k, order in enumerate((ids, after)):
-                    h1[k] += bool(order) and order[0] in expected
-                    h5[k] += any(f in expected for f in order[:5])
-                before_hit, after_hit = bool(ids) and ids[0] in expected, bool(after) and after[0] in expected
-                lost += before_hit and not after_hit
-                gained += after_hit and not before_hit
+            _, _, proposals = memory.conflicts(1)
+            runs = []
+            for on in (False, True):
+                outdated.NEWER_FIRST = on
+                runs.append([[r["fact"]["id"] for r in memory.recall(q, type=t, limit=TOP)["results"]] for q, _, t in cases])
+            outdated.NEWER_FIRST = True
+            h1 = [sum(bool(ids) and ids[0] in e for ids, (_, e, _) in zip(run, cases)) for run in runs]
+            h5 = [sum(any(f in e for f in ids[:5]) for ids, (_, e, _) in zip(run, cases)) for run in runs]
+            lost = sum(bool(a) and a[0] in e and not (b and b[0] in e) for a, b, (_, e, _) in zip(*runs, cases))
+            gained = sum(bool(b) and b[0] in e and not (a and a[0] in e) for a, b, (_, e, _) in zip(*runs, cases))
             n = len(cases)
-            print(f"| {name} | {'seen' if name in SEEN else 'unseen'} | {len(pairs)} | {h1[0]}/{n} -> {h1[1]}/{n} | "
+            print(f"| {name} | {'seen' if name in EVAL_SEEN else 'unseen'} | {proposals} | {h1[0]}/{n} -> {h1[1]}/{n} | "
                   f"{h5[0]}/{n} -> {h5[1]}/{n} | {lost} | {gained} |")
         finally:
             memory.close()
 
 
 def main() -> None:
-    model = MiniLM()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", default="python,worker")
+    parser.add_argument("--seen-only", action="store_true", help="while working on the rule: leave the unseen sets unrun")
+    args = parser.parse_args()
+    print(f"# benchmarks/lifecycle.py, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+          f"Python {platform.python_version()}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("seen", "unseen"):
-            row = measure(SETS / f"{name}.json", model, Path(tmp))
-            n = row["updates"]
-            print(f"{row['set']} ({name}, {n} updates, {len(json.loads((SETS / f'{name}.json').read_text())['unrelated'])} unrelated facts):")
-            print(f"  stored (not refused as duplicates): {row['stored']}/{n}")
-            print(f"  proposals: old fact proposed {row['old proposed']}/{n} ({row['old proposed'] / n:.0%}); "
-                  f"{row['proposals per unrelated write']:.2f} proposals per unrelated write")
-            for label in ("today", "newer first"):
-                above, top_old, both = row[f"before, {label}"]
-                print(f"  before replacement, {label}: new above old {above}/{n}, old is the top result {top_old}/{n}, "
-                      f"both in the top {TOP} {both}/{n}")
-            top5, top1, old15 = row["after"]
-            print(f"  after replacement: new in the top 5 {top5}/{n} ({top5 / n:.0%}), new is the top result {top1}/{n}, "
-                  f"old in the top {TOP} {old15}/{n} ({old15 / n:.0%})")
-    rule_on_evaluation_sets(model)
+        for which in args.memories.split(","):
+            if which == "python":
+                service = FolderService(Path(tmp) / "python").start(memories=())
+                memory = lambda name, s=service: Target(s.url_of(name), s.secret)  # noqa: E731
+                stop = service.stop
+            else:
+                host = WorkerHost(Path(tmp) / "worker").start()
+                memory = lambda name, h=host: Target(h.memory(name).url, h.secret)  # noqa: E731
+                stop = host.stop
+            try:
+                for seen in (True, False) if not args.seen_only else (True,):
+                    report(f"{which} memory", memory, seen)
+            finally:
+                stop()
+    if not args.seen_only:
+        newer_first_on_evaluation_sets()
 
 
 if __name__ == "__main__":

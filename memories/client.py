@@ -175,6 +175,7 @@ class Hit:
     current: bool = True
     reviewed: bool = True
     edited_since: bool = False  # with as_of: its text was edited after then (the text is today's)
+    may_be_outdated: bool = False  # an open proposal says a newer fact may replace it
 
 
 @dataclass(frozen=True)
@@ -448,7 +449,7 @@ class MemoryClient:
             return Recall(
                 results=[Hit(Fact.from_json(h["fact"]), float(h["score"]), h["via"], h.get("kw_rank"), h.get("vec_rank"),
                              h.get("bm25"), h.get("cosine"), h.get("parts"), h.get("current", True), h.get("reviewed", True),
-                             h.get("edited_since", False))
+                             h.get("edited_since", False), h.get("may_be_outdated", False))
                          for h in b["results"]],
                 mode=b.get("mode", "hybrid"),
                 warning=b.get("warning"),

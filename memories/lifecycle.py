@@ -14,12 +14,16 @@ from __future__ import annotations
 import re
 
 from .dedup import NEGATIONS, calendar, mentions, names, numbers, words
+from .same_question import Answer, answers
 from .facts import MAX_FACT_ID, InvalidInput, clean_id, clean_time, now, valid_unicode
 
-# A created fact proposes the current same-type facts at or above this cosine as ones it may
-# replace, the closest PROPOSE_MOST of them. Chosen on benchmarks/updates/seen.json
-# (benchmarks/lifecycle.py), then run once on unseen.json: docs/recall-quality.md.
-PROPOSE = 0.5
+# A created fact proposes a current same-type fact as one it may replace when both answer one
+# question (same_question.py). The candidates are its closest PROPOSE_CANDIDATES at or above
+# PROPOSE (cosine finds the old fact of every seen update there); at most PROPOSE_MOST are
+# proposed. Chosen on the seen sets of benchmarks/lifecycle.py, run once on the unseen ones:
+# docs/recall-quality.md.
+PROPOSE = 0.4
+PROPOSE_CANDIDATES = 5
 PROPOSE_MOST = 3
 # A log is an event ("Ran 10 km on Sunday."): a later one does not make it untrue, so logs neither
 # propose nor are proposed. (The update sets are facts; the demo's logs proposed each other at 0.51.)
@@ -173,12 +177,24 @@ def differences(old: str, new: str) -> dict:
     return {"kinds": kinds, "old": only_old, "new": only_new}
 
 
-def proposals(near: list[tuple[int, float]], eligible: set[int]) -> list[tuple[int, float]]:
-    """Of a new fact's same-type neighbours (id, cosine), the ones it may replace: eligible (current,
-    not its duplicate, not named in its `supersedes`), at or above PROPOSE, the closest
-    PROPOSE_MOST (ties to the smaller id)."""
-    kept = sorted(((fid, s) for fid, s in near if fid in eligible and s >= PROPOSE), key=lambda p: (-p[1], p[0]))
-    return kept[:PROPOSE_MOST]
+def proposals(near: list[tuple[int, float]], texts: dict[int, str], text: str) -> list[tuple[int, float, dict]]:
+    """Of a new fact's eligible same-type neighbours (id, cosine: current, not its duplicate, not
+    named in its `supersedes`; `texts` their texts), the ones it may replace, with what differs:
+    the closest PROPOSE_CANDIDATES at or above PROPOSE (ties to the smaller id) that answer the
+    question `text` answers, at most PROPOSE_MOST."""
+    kept = sorted(((fid, s) for fid, s in near if s >= PROPOSE), key=lambda p: (-p[1], p[0]))[:PROPOSE_CANDIDATES]
+    out = []
+    for fid, s in kept:
+        answer = answers(texts[fid], text, s)
+        if answer is not None:
+            out.append((fid, s, proposal_differs(texts[fid], text, answer)))
+    return out[:PROPOSE_MOST]
+
+
+def proposal_differs(old: str, new: str, answer: Answer) -> dict:
+    """A proposal's `differs`: the kinds of `differences`, and each fact's answer (the old value
+    and the new one, as written), not every word that differs."""
+    return {"kinds": differences(old, new)["kinds"], "old": answer.old, "new": answer.new}
 
 
 def why_differs(d: dict) -> str:

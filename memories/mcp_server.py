@@ -153,10 +153,12 @@ def create_server(client: MemoryClient) -> MCPServer:
         """Recall the facts that best answer a query, best first, from what is true now (facts that
         were replaced or expired are left out; as_of asks about the past). Each hit has its score,
         `via` (kw: matched words, vec: similar meaning, or both) and `stored`: when it was saved;
-        `unreviewed` marks a fact the owner has not looked at yet."""
+        `unreviewed` marks a fact the owner has not looked at yet; `may_be_outdated` one that a newer
+        fact may replace (the owner has not decided yet: the newer one is ranked above it)."""
         result = call(client.named(client_name(ctx)).recall, query, type=type, limit=limit, mode=mode, as_of=as_of)
         out = {"mode": result.mode, "hits": [{"fact": fact_dict(h.fact), "stored": h.fact.created_at.date().isoformat(),
-                                              "score": h.score, "via": h.via, **({} if h.reviewed else {"unreviewed": True})}
+                                              "score": h.score, "via": h.via, **({} if h.reviewed else {"unreviewed": True}),
+                                              **({"may_be_outdated": True} if h.may_be_outdated else {})}
                                              for h in result.results]}
         if result.warning:
             out["warning"] = result.warning

@@ -137,8 +137,10 @@ HIT = obj({
     "fact": FACT, "current": {"type": "boolean"}, "reviewed": {"type": "boolean"}, "score": {"type": "number"}, "via": {"type": "string", "enum": ["kw", "vec", "both"]},
     "kw_rank": NULLABLE_INT, "vec_rank": NULLABLE_INT, "bm25": NULLABLE_NUM, "cosine": NULLABLE_NUM,
     "parts": obj({"kw": {"type": "number"}, "vec": {"type": "number"}, "rerank": {"type": "number"}}),
+    "may_be_outdated": {"type": "boolean", "description": "an open proposal says a newer fact may replace this one "
+                        "(recall places the newer one above it)"},
     "edited_since": {"type": "boolean", "description": "with as_of: an edit changed the fact's text after as_of (the text is today's)"},
-}, required=["fact", "current", "reviewed", "score", "via", "kw_rank", "vec_rank", "bm25", "cosine", "parts"])
+}, required=["fact", "current", "reviewed", "score", "via", "kw_rank", "vec_rank", "bm25", "cosine", "parts", "may_be_outdated"])
 RECALL = obj(
     {
         "results": {"type": "array", "items": HIT},

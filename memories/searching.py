@@ -25,6 +25,7 @@ from .facts import MODES, Fact, InvalidInput, check_query
 from .history import edited_after
 from .lifecycle import clean_as_of, is_current
 from .lifecycle import hidden as hidden_sql
+from .outdated import newer_first, older_of
 from .reading import Reader
 from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via
 from .state import State
@@ -87,9 +88,11 @@ class Searcher:
             facts = self.reader.get_many(wanted)
             read = self.state.text_vectors.generation  # a forget after this: the rerank keeps no text
             edited = edited_after(self.state.db, [h.id for h in fused], as_of) if as_of else set()
+            older = older_of(self.state.db, [h.id for h in fused]) if as_of is None else {}
             rank_ms = (time.perf_counter() - started) * 1000
         fused, reranked = self._rerank(query, fused, fusion, facts, read) if mode == "hybrid" else (fused, None)
-        fused = fused[:limit]
+        by_id = {h.id: h for h in fused}
+        fused = [by_id[i] for i in newer_first([h.id for h in fused], older)][:limit]
         bm25 = dict(kw)
         cosine = dict(vec)
         out: dict = {
@@ -105,6 +108,7 @@ class Searcher:
                     "bm25": bm25.get(h.id),
                     "cosine": cosine.get(h.id),
                     "parts": {"kw": h.kw_part, "vec": h.vec_part, "rerank": h.rerank_part},
+                    "may_be_outdated": h.id in older,
                 } | ({"edited_since": h.id in edited} if as_of else {})
                 for h in fused
             ],

@@ -21,7 +21,7 @@ from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, Id
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
 from . import replacing
-from .lifecycle import PROPOSE, PROPOSE_MOST, PROPOSING, differences, hidden, is_current, proposals
+from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, is_current, proposals
 from .pairs import MARGIN
 from .reviewing import clean_ids, reviewed_by
 from .forgetting import drop_unheld_words
@@ -166,10 +166,9 @@ class Writer:
     def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
         `conflicts` inside the write and answered with what differs."""
-        facts, near = self._current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_MOST)
+        facts, near = self._current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES)
         out = []
-        for old, score in proposals(near, {i for i, _ in near}):
-            differs = differences(facts[old].text, text)
+        for old, score, differs in proposals(near, {i: f.text for i, f in facts.items()}, text):
             self.state.db.execute("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)",
                                   (old, fid, round(score, 6), json.dumps(differs, ensure_ascii=False)))
             out.append({"id": old, "fact": facts[old].to_dict(), "score": round(score, 6), "differs": differs})
@@ -227,7 +226,7 @@ class Writer:
             top = None
             if t in PROPOSING and not restore:
                 leave = clean[mine[0]].supersedes if len(mine) == 1 else ()
-                top = (PROPOSE, PROPOSE_MOST + len(leave) + 1, [*self._stale(), *leave])  # (+1: a near duplicate stored over)
+                top = (PROPOSE, PROPOSE_CANDIDATES + len(leave) + 1, [*self._stale(), *leave])  # (+1: a near duplicate stored over)
             prior.update(zip(mine, state.vectors.near(vectors[mine], t, low, top=top)))
         low = min(low, PROPOSE)
         within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it

@@ -216,7 +216,7 @@ def test_the_queue_pages_with_the_cursor(owner_client, live_memory, monkeypatch)
 def test_near_duplicates_leave_open_contradictions_and_replaced_facts_out(owner_client, live_memory):
     t = tag()
     with live_memory.client() as api:
-        old, new = pair(api, f"The owner's passport expires in 2031 ({t}).", f"Owner passport expiry: 2031 ({t}).")
+        old, new = pair(api, f"The owner's passport expires in 2031 ({t}).", f"The owner's passport now expires in 2033 ({t}).")
         html = page(owner_client.get(reverse("duplicates"), {"threshold": "0.8"}))
         assert html.select_one(f"#pair-{old}-{new}") is None
         assert "on Contradictions" in html.select_one("#dup-elsewhere").text

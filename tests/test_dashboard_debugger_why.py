@@ -17,7 +17,8 @@ from tests.html import page
 pytestmark = pytest.mark.django_db
 
 Q = "how old is my son"
-# The son's age twice (the second's write proposes it replaces the first), and facts around them:
+# The son's age twice (the second's write proposes it replaces the first, and recall answers it
+# above the first until the owner decides), and facts around them:
 # "kid" is what the memory widens "son" with, so the school fact matches by keyword through it alone.
 FACTS = ["The owner's son is seven years old.", "The owner's son is called Leo.", "The owner's daughter is twelve.",
          "Leo plays football on Saturdays.", "The owner's son is eight years old.", "The owner's dog is a beagle.",
@@ -67,14 +68,19 @@ def test_the_facts_above_a_pinned_fact_each_say_the_part_they_beat_it_by(owner_c
     assert html.select_one("#outranked .hint").get_text().startswith(f"The {len(rows)} facts above it")
 
 
-def test_a_look_alike_beaten_by_the_rerank_is_told_so_and_the_open_contradiction_is_marked(owner_client, live_memory, ids):
+def test_a_newer_answer_placed_above_the_older_is_told_so_and_the_open_contradiction_is_marked(owner_client, live_memory, ids):
     seven, eight = ids[FACTS[0]], ids[FACTS[4]]
-    html = page(owner_client.get(reverse("recall"), {"q": Q, "pin": eight}))
+    html = page(owner_client.get(reverse("recall"), {"q": Q, "pin": seven}))
+    order = fused_ids(html)
+    assert order.index(eight) == order.index(seven) - 1  # the newer answer just above the older
     rows = outranked(html)
-    assert [r["id"] for r in rows] == [seven]
-    assert rows[0]["by"] == "rerank"  # the same words and nearly the same cosine: the rerank put "seven" first
-    link = rows[0]["conflict"]
-    assert link["href"] == f"{reverse('contradictions')}#conflict-{seven}-{eight}" and f"#{eight}" in link.get_text()
+    assert rows[-1]["id"] == eight and rows[-1]["by"] == "newer"  # whatever the scores: the open proposal put it there
+    assert "Newer answer" in html.select_one("#outranked").get_text()
+    link = rows[-1]["conflict"]
+    assert link["href"] == f"{reverse('contradictions')}#conflict-{seven}-{eight}" and f"#{seven}" in link.get_text()
+    older = html.select_one(f'#fused-title ~ ol.ranked > li[data-fact-id="{seven}"] .flag-outdated')
+    assert older is not None and older.get_text() == "may be outdated"
+    assert html.select_one(f'#fused-title ~ ol.ranked > li[data-fact-id="{eight}"] .flag-outdated') is None
 
     # The pair is marked among the results too, both rows linked to its place in the queue.
     pair = html.select_one(f'#recall-conflicts li[data-old="{seven}"][data-new="{eight}"]')

@@ -84,7 +84,7 @@ def test_bulk_delete_confirms_then_deletes(owner_client, live_memory):
 
 def test_near_duplicates_resolve_and_not_a_duplicate_is_remembered(owner_client, live_memory):
     a = fact_id(add(owner_client, "The owner's passport expires in 2028.").content.decode())
-    b = fact_id(add(owner_client, "Owner passport expiry: 2028.").content.decode())
+    b = fact_id(add(owner_client, "The owner's passport now expires in 2030.").content.decode())
     # b's write proposed that it replaces a: while that is open, the pair is the Contradictions page's.
     assert f'id="pair-{a}-{b}"' not in owner_client.get(reverse("duplicates"), {"threshold": "0.85"}).content.decode()
     owner_client.post(reverse("contradiction_resolve"), {"old": a, "new": b, "resolution": "keep_both"})  # both true

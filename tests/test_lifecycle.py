@@ -20,10 +20,16 @@ def test_differences_answer_as_the_golden_file_says(case):
     assert differences(case["old"], case["new"]) == case["differs"]
 
 
-def test_proposals_take_the_closest_eligible_over_the_bar_ties_to_the_smaller_id():
-    near = [(5, 0.7), (3, 0.7), (9, 0.49), (2, 0.9), (8, 0.6), (7, 0.95)]
-    assert proposals(near, eligible={2, 3, 5, 8, 9}) == [(2, 0.9), (3, 0.7), (5, 0.7)]
-    assert len(proposals(near, eligible={2, 3, 5, 7, 8})) == PROPOSE_MOST
+def test_proposals_ask_the_closest_candidates_over_the_bar_and_keep_those_that_answer_the_question():
+    texts = {1: "The standup is at 9:30.", 2: "The standup's host is Maria.", 3: "The standup is at 9:15.", 4: "The standup is at 8:45.",
+             5: "The standup is at 8:30.", 6: "The standup is at 11:00.", 7: "The standup is at 7:00.", 9: "The standup is at 6:00."}
+    near = [(2, 0.95), (5, 0.7), (3, 0.7), (9, 0.39), (1, 0.9), (4, 0.6), (6, 0.5), (7, 0.45)]
+    got = proposals(near, texts, "The standup is at 10:00 now.")
+    # The closest PROPOSE_CANDIDATES at or above PROPOSE (2, 1, 3, 5, 4: ties to the smaller id);
+    # 2 answers another question (who hosts it); at most PROPOSE_MOST kept.
+    assert [fid for fid, _, _ in got] == [1, 3, 5][:PROPOSE_MOST]
+    assert got[0][2] == {"kinds": ["number"], "old": ["9:30"], "new": ["10:00"]}
+    assert proposals([(9, 0.39)], texts, "The standup is at 10:00 now.") == []
 
 
 @pytest.fixture

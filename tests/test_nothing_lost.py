@@ -91,7 +91,8 @@ def test_the_audit_log_keeps_before_and_after(owner_client, live_memory):
 
 
 def test_a_backup_restores_into_an_empty_memory_with_identical_facts_recall_and_pairs(owner_client, live_memory, tmp_path):
-    for text in ("The owner's passport expires in 2028.", "Owner passport expiry: 2028.", "Priya is the owner's sister.",
+    for text in ("The owner's passport expires in 2028.", "Owner passport expiry: 2028.", "The owner's passport now expires in 2030.",
+                 "Priya is the owner's sister.",
                  "Use the train to Amsterdam.", "2026-11-24: paid the water bill."):
         add(owner_client, text)
     response = owner_client.get(reverse("export"))

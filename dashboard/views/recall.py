@@ -147,8 +147,10 @@ def contributions(hit, fusion: dict) -> dict:
 def outranked(fused: list[dict], pin: int, explain: dict, result) -> list[dict]:
     """The shown facts recall put above the pinned one, each with how much more it scored in each
     part and the part it gained most by: keyword, vector, rerank, or expansion (a keyword part
-    that came only from words the query was widened with)."""
+    that came only from words the query was widened with); or "newer": the newer fact of an open
+    proposal with the pinned one, which recall places above it whatever the scores."""
     ids = [r["hit"].fact.id for r in fused]
+    pinned_outdated = pin in ids and fused[ids.index(pin)]["hit"].may_be_outdated
     if pin in ids:
         mine = fused[ids.index(pin)]
         above, score = fused[: ids.index(pin)], mine["hit"].score
@@ -169,13 +171,15 @@ def outranked(fused: list[dict], pin: int, explain: dict, result) -> list[dict]:
         through = [w for w in words if by_expansion(w.lower(), own, widened)]
         total = r["hit"].score - score
         gains = {p: d for p, d in ahead.items() if d > EPSILON}
+        conflict = next((c for c in r.get("conflicts", []) if c["other"] == pin), None)
         if total > EPSILON and gains:
             by = max(gains, key=gains.get)
             if by == "kw" and through and len(through) == len(words):
                 by = "expansion"
+        elif conflict and pinned_outdated:  # recall puts an open proposal's newer fact above the older
+            by = "newer"
         else:  # no part is higher: the rerank reorders its top only and keeps it above the rest, or a tie
             by = "order" if fid in reranked and pin not in reranked else "tie"
-        conflict = next((c for c in r.get("conflicts", []) if c["other"] == pin), None)
         rows.append({**r, "ahead": ahead, "gained": set(gains), "total": total, "by": by, "through": through,
                      "conflict": conflict})
     return rows

@@ -4,11 +4,11 @@
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{L}[\p{L}\p{N}]*/gu;
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
 export const NEGATIONS = set("not no never none nobody nothing nowhere neither nor cannot without n't");
-const NUMBER_WORDS = set(`zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+export const NUMBER_WORDS = set(`zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
   sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
   thousand million billion first second third fourth fifth sixth seventh eighth ninth tenth
   eleventh twelfth once twice half dozen`);
-const CALENDAR = set(`monday tuesday wednesday thursday friday saturday sunday january february march april may june
+export const CALENDAR = set(`monday tuesday wednesday thursday friday saturday sunday january february march april may june
   july august september october november december today tomorrow yesterday morning afternoon
   evening night noon midnight weekend weekday`);
 const COMMON = set(`the a an this that these those it its owner owners my our your his her their there here i we

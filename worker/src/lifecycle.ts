@@ -11,11 +11,15 @@
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
 import { MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";
 import { invalid, wellFormed } from "./http";
+import { type Answer, answers } from "./same_question";
 import { SPACE, casefold } from "./text";
 
-// A created fact proposes the current same-type facts at or above this cosine as ones it may
-// replace, the closest PROPOSE_MOST of them (chosen on the Python side: lifecycle.py says how).
-export const PROPOSE = 0.5;
+// A created fact proposes a current same-type fact as one it may replace when both answer one
+// question (same_question.ts). The candidates are its closest PROPOSE_CANDIDATES at or above
+// PROPOSE (cosine finds the old fact of every seen update there); at most PROPOSE_MOST are
+// proposed (chosen on the Python side: lifecycle.py says how).
+export const PROPOSE = 0.4;
+export const PROPOSE_CANDIDATES = 5;
 export const PROPOSE_MOST = 3;
 // A log is an event ("Ran 10 km on Sunday."): a later one does not make it untrue, so logs neither
 // propose nor are proposed (proposals are same-type). (The demo's logs proposed each other at 0.51.)
@@ -188,11 +192,24 @@ export function differences(old: string, next: string): Differs {
   return { kinds, old: onlyOld, new: onlyNew };
 }
 
-/** Of a new fact's same-type neighbours [id, cosine], the ones it may replace: eligible
- * (current, not its duplicate, not named in its `supersedes`), at or above PROPOSE, the closest
- * PROPOSE_MOST (ties to the smaller id). */
-export function proposals(near: [number, number][], eligible: (id: number) => boolean): [number, number][] {
-  return near.filter(([id, s]) => s >= PROPOSE && eligible(id)).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_MOST);
+/** Of a new fact's eligible same-type neighbours [id, cosine] (current, not its duplicate, not
+ * named in its `supersedes`; `texts` their texts), the ones it may replace, with what differs:
+ * the closest PROPOSE_CANDIDATES at or above PROPOSE (ties to the smaller id) that answer the
+ * question `text` answers, at most PROPOSE_MOST. */
+export function proposals(near: [number, number][], texts: Map<number, string>, text: string): [number, number, Differs][] {
+  const kept = near.filter(([, s]) => s >= PROPOSE).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_CANDIDATES);
+  const out: [number, number, Differs][] = [];
+  for (const [id, s] of kept) {
+    const answer = answers(texts.get(id)!, text, s);
+    if (answer !== null) out.push([id, s, proposalDiffers(texts.get(id)!, text, answer)]);
+  }
+  return out.slice(0, PROPOSE_MOST);
+}
+
+/** A proposal's `differs`: the kinds of `differences`, and each fact's answer (the old value
+ * and the new one, as written), not every word that differs. */
+export function proposalDiffers(old: string, next: string, answer: Answer): Differs {
+  return { kinds: differences(old, next).kinds, old: answer.old, new: answer.new };
 }
 
 /** `differences` in words, for a note or an agent: "9:30 / 9:00". */

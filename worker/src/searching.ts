@@ -4,6 +4,7 @@
 // top, answer. The rows and the keyword reads come from reading.ts, the vectors from the matrix.
 
 import { editedAfter } from "./history";
+import { newerFirst, olderOf } from "./outdated";
 import type { Background } from "./background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
 import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
@@ -204,11 +205,13 @@ export class Searcher extends Part {
     }
     const facts = this.reader.getMany(wanted);
     const edited = ask.asOf ? editedAfter(this.state.sql, top.map((h) => h.id), ask.asOf) : null;
+    const older = ask.asOf ? new Map<number, number>() : olderOf(this.state.sql, top.map((h) => h.id));
     // Ranking and reading the rows, without the embedding (on Cloudflare the clock only moves
     // between I/O, so there it reads 0; locally it is real).
     const rankMs = performance.now() - started;
     const [ranked, reranked] = mode === "hybrid" ? await this.rerankTop(query, top, f, facts) : [top, null];
-    const fused = ranked.slice(0, limit);
+    const byId = new Map(ranked.map((h) => [h.id, h]));
+    const fused = newerFirst(ranked.map((h) => h.id), older).map((id) => byId.get(id)!).slice(0, limit);
     const bm25 = new Map(kw);
     const cosine = new Map(vec);
     const out: Answer & Record<string, unknown> = {
@@ -217,6 +220,7 @@ export class Searcher extends Part {
         score: score(h), via: via(h.kw_rank, h.vec_rank),
         kw_rank: h.kw_rank, vec_rank: h.vec_rank,
         bm25: bm25.get(h.id) ?? null, cosine: cosine.get(h.id) ?? null, parts: { kw: h.kw_part, vec: h.vec_part, rerank: h.rerank_part },
+        may_be_outdated: older.has(h.id),
         ...(edited ? { edited_since: edited.has(h.id) } : {}),
       })),
       mode: warning ? "keyword-only" : mode,

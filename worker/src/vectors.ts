@@ -15,7 +15,7 @@
 //   it less that row's bound is rescored. The bound is exact, not measured: the code's error for
 //   a query q is the dot product of q with the rounding residual r, and |q·r| <= |q|·|r|
 //   (Cauchy-Schwarz), so no row at or above the cosine is ever missed;
-// - with it, the k nearest of a band below that cosine (a write's proposals, down to 0.5): the
+// - with it, the k nearest of a band below that cosine (a write's proposals, down to PROPOSE): the
 //   best k + RESCORE_TOP of the band on the codes, then each row that could still reach the k-th.
 // The rows are held in blocks of BLOCK rows, so growing adds a block and never copies the codes;
 // `bytes` says what it holds, `bytesWith` what it would hold with more rows (state.ts checks the

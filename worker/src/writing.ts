@@ -17,7 +17,7 @@ import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanT
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_MOST, PROPOSING, cleanSupersedes, differences, hidden, isCurrent, proposals } from "./lifecycle";
+import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, hidden, isCurrent, proposals } from "./lifecycle";
 import type { Fusion } from "./recall";
 import type { Reader } from "./reading";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
@@ -147,9 +147,9 @@ export class Writer extends Part {
   private propose(id: number, text: string, near: [number, number][], skip: number[], duplicate: number | null): Proposal[] {
     const over = near.filter(([other, s]) => s >= PROPOSE && other !== id && other !== duplicate && !skip.includes(other));
     const facts = this.reader.getMany(over.map(([other]) => other));
-    const chosen = proposals(over, (other) => facts.has(other) && current(facts.get(other)!));
-    return chosen.map(([other, cosine]) => {
-      const [score, differs] = [round6(cosine), differences(facts.get(other)!.text, text)];
+    const eligible = over.filter(([other]) => facts.has(other) && current(facts.get(other)!));
+    return proposals(eligible, new Map(eligible.map(([other]) => [other, facts.get(other)!.text])), text).map(([other, cosine, differs]) => {
+      const score = round6(cosine);
       this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", other, id, score, JSON.stringify(differs));
       return { id: other, fact: facts.get(other)!, score, differs };
     });
@@ -246,7 +246,7 @@ export class Writer extends Part {
         // batch of several of its type, each is scanned down to PROPOSE (writing.py's share one scan).
         const proposing = !restore && PROPOSING.includes(c.type);
         const top = proposing && ofType.get(c.type) === 1  // (+1: a near duplicate stored over)
-          ? { lower: PROPOSE, k: PROPOSE_MOST + c.supersedes.length + 1, hidden: [...this.stale(), ...c.supersedes] } : null;
+          ? { lower: PROPOSE, k: PROPOSE_CANDIDATES + c.supersedes.length + 1, hidden: [...this.stale(), ...c.supersedes] } : null;
         const near = this.near(vectors[i], c.type, pending, proposing && !top ? Math.min(this.least, PROPOSE) : this.least, top);
         const found = restore ? null : this.findDuplicate(c.text, c.type, near, null, c.supersedes);
         const dup = found && !(c.force && found[1] === "near") ? found : null;

@@ -6,7 +6,7 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/lifecycle.json";
-import { type Differs, PROPOSE, PROPOSE_MOST, differences } from "../src/lifecycle";
+import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSE_MOST, differences, proposals } from "../src/lifecycle";
 import type { MemoryObject } from "../src/memory";
 import { MIGRATIONS, migrate } from "../src/schema";
 import { bagOfWords } from "./fake_ai";
@@ -281,17 +281,46 @@ describe("GET /facts", () => {
 });
 
 describe("proposals", () => {
-  it("lists the current same-type facts at cosine >= 0.5, the closest 3, stored as open conflicts", async () => {
+  it("asks the closest PROPOSE_CANDIDATES at or above PROPOSE (ties to the smaller id) whether they answer its question; at most PROPOSE_MOST", () => {
+    const next = "The standup is at 9:00.";
+    const texts = new Map([[1, "The standup is on Zoom."], [2, "The standup is at 9:30."], [3, "The standup is at 8:30."],
+      [4, "The standup is at the office."], [5, "The gym closes at ten."], [6, "Rosa plays the violin."], [7, "The standup is at 10:00."],
+      [8, "The standup is at 7:45."]]);
+    const answer = (old: string) => ({ kinds: ["number"], old: [old], new: ["9:00"] });
+    // 2 is under PROPOSE; 7 answers, but five are closer (1, 3, 4, 5, 6): it is not asked.
+    const near: [number, number][] = [[7, 0.5], [6, 0.6], [5, 0.7], [4, 0.8], [3, 0.8], [2, PROPOSE - 0.01], [1, 0.9]];
+    expect(PROPOSE_CANDIDATES).toBe(5);
+    expect(proposals(near, texts, next)).toEqual([[3, 0.8, answer("8:30")]]);
+    expect(proposals(near.filter(([id]) => id !== 6), texts, next)).toEqual([[3, 0.8, answer("8:30")], [7, 0.5, answer("10:00")]]);
+    expect(proposals([[2, PROPOSE - 0.01]], texts, next)).toEqual([]);
+    expect(proposals([[1, 0.9], [2, PROPOSE]], texts, next)).toEqual([[2, PROPOSE, answer("9:30")]]);
+    // Four answer: the closest PROPOSE_MOST, ties to the smaller id.
+    const four: [number, number][] = [[8, 0.7], [7, 0.8], [3, 0.8], [2, 0.6]];
+    expect(PROPOSE_MOST).toBe(3);
+    expect(proposals(four, texts, next)).toEqual([[3, 0.8, answer("8:30")], [7, 0.8, answer("10:00")], [8, 0.7, answer("7:45")]]);
+    // What differs: the kinds of `differences`, and each fact's answer, not every word that differs.
+    const [old, now] = ["The standup is at 9:30 on Mondays.", "The standup is at 9:00 on Mondays now."];
+    expect(differences(old, now)).toEqual({ kinds: ["number"], old: ["9:30"], new: ["9:00", "now"] });
+    expect(proposals([[2, 0.85]], new Map([[2, old]]), now)).toEqual([[2, 0.85, { kinds: ["number"], old: ["9:30"], new: ["9:00"] }]]);
+  });
+
+  it("of the closest 5 current same-type facts at cosine >= 0.4, lists those answering its question, at most 3, stored as open conflicts", async () => {
     const url = await base();
     const texts = ["The standup is at 9:30.", "The gym closes at ten.", "Rosa plays the violin.", "The owner lives in Lisbon.",
-      "The standup is in room 4.", "The standup is at the office."];
+      "The standup is at noon.", "The standup is at 10:00.", "The standup is at 12:10.", "The standup is at 7:50."];
     const facts: Fact[] = [];
     for (const t of texts) facts.push(await add(url, t));
     await add(url, "The standup is at 9:30.", { type: "skill" });  // another type: never proposed
-    const body = await post(url, "The standup is at 9:00.");
-    const want = facts.map((f) => [f.id, cosine(f.text, "The standup is at 9:00.")] as const)
-      .filter(([, s]) => s >= PROPOSE).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_MOST);
-    expect(want.length).toBe(3);
+    const next = "The standup is at 9:00.";
+    const body = await post(url, next);
+    // The closest five at or above PROPOSE: "noon" first (a time of day for a time, without a word
+    // saying it changed: another question), then four times of the standup, all answering its
+    // question: the closest three are proposed.
+    const [at930, , , , noon, at1000, at1210, at750] = facts;
+    const closest = facts.map((f) => [f.id, cosine(f.text, next)] as const)
+      .filter(([, s]) => s >= PROPOSE).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_CANDIDATES);
+    expect(closest.map(([id]) => id)).toEqual([noon, at930, at1000, at1210, at750].map((f) => f.id));
+    const want = [at930, at1000, at1210].map((f) => [f.id, cosine(f.text, next)] as const);
     expect(body.conflicts!.map((c) => c.id)).toEqual(want.map(([id]) => id));
     body.conflicts!.forEach((c, i) => expect(c.score).toBeCloseTo(want[i][1], 5));
     const first = body.conflicts![0];
@@ -315,19 +344,20 @@ describe("proposals", () => {
   it("leaves out replaced facts and the near duplicate a forced write stored over; a batch's earlier facts count", async () => {
     const url = await base();
     const a = await add(url, "The standup is at 9:30.");
-    await add(url, "The standup is at 9:45.", { supersedes: [a.id] });
+    const b = await add(url, "The standup is at 9:45.", { supersedes: [a.id] });
     const batch = await json<{ results: Added[] }>(call(`${url}/facts/batch`, "POST", {
-      facts: [{ text: "Rosa plays the violin." }, { text: "Rosa plays the cello." }],
+      facts: [{ text: "Rosa's teacher is Ana." }, { text: "Rosa's teacher is Bea." }],
     }));
     expect(batch.results[1].conflicts!.map((c) => c.id)).toContain(batch.results[0].id);
     const body = await post(url, "The standup is at 9:00.");
     expect(body.conflicts!.map((c) => c.id)).not.toContain(a.id);
+    expect(body.conflicts!.map((c) => c.id)).toContain(b.id);
     // Stored over its near duplicate (cosine 1 to the bag of words): that one is not proposed.
-    const violin = batch.results[0].id;
-    expect((await post(url, "Rosa plays the violin!")).duplicate).toMatchObject({ match: "near" });
-    const forced = await post(url, "Rosa plays the violin!", { force: true });
+    const ana = batch.results[0].id;
+    expect((await post(url, "Rosa's teacher is Ana!")).duplicate).toMatchObject({ match: "near" });
+    const forced = await post(url, "Rosa's teacher is Ana!", { force: true });
     expect(forced.created).toBe(true);
-    expect(forced.conflicts!.map((c) => c.id)).not.toContain(violin);
+    expect(forced.conflicts!.map((c) => c.id)).not.toContain(ana);
     expect(forced.conflicts!.map((c) => c.id)).toContain(batch.results[1].id);
   });
 

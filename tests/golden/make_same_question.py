@@ -1,0 +1,65 @@
+"""Write tests/golden/same_question.json from memories/same_question.py: the pairs the Worker's
+same_question.ts must answer the same way (worker/test/same_question.test.ts reads them;
+tests/test_same_question.py checks this file still says what same_question.py says). Run it
+after a deliberate change to same_question.py:
+
+    .venv/bin/python -m tests.golden.make_same_question
+
+The pairs: every seen update (benchmarks/updates/seen*.json) and the neighbours a seen memory of
+distinct facts finds (benchmarks/distinct/seen_*.json), with the model's cosines, and edge texts.
+Never the unseen sets: they are run once, by benchmarks/lifecycle.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from memories.embeddings import MiniLM
+from memories.same_question import answers
+
+ROOT = Path(__file__).resolve().parents[2]
+EDGES = [
+    ("", ""), ("The owner drinks coffee.", ""), ("🙂", "🙂 now"), ('"NEAR" * :', "NEAR(a b) now"),
+    ("Ünsal's Straße is in München.", "Ünsal's Straße is in Köln now."), ("İstanbul office is on floor 3.", "İstanbul office moved to floor 4."),
+    ("The owner can’t swim.", "The owner can swim now."), ("O'Brien's dog is Rex.", "O'Brien's dog is now called Max."),
+    ("The owner doesn't drink coffee.", "The owner drinks coffee again."), ("Meets on Saturdays at 9.", "Meets on Sundays at 9 now."),
+    ("The rent is 1,200 euros.", "The rent went up to 1,350 euros."), ("Jo gave up chess.", "Jo stepped down as chair."),
+    ("The trip is on 2027-05-21.", "The trip was called off."), ("x" * 300, "x" * 299 + "y now"),
+    ("The owner's cat is called Whiskers.", "The kids renamed the cat Pumpkin."), ("١٢٣ is the code.", "٤٥٦ is the code now."),
+    ("ǅemal is the owner's dentist.", "ǅemal is no longer the owner's dentist."), ("Leo's lesson is at 4pm.", "Leo's lesson is at 5pm."),
+]
+
+
+def pairs(model) -> list[tuple[str, str, float]]:
+    out = []
+    for path in sorted((ROOT / "benchmarks" / "updates").glob("seen*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        vectors = model.embed([t for u in data["updates"] for t in (u["old"], u["new"])])
+        out += [(u["old"], u["new"], float(vectors[2 * i] @ vectors[2 * i + 1])) for i, u in enumerate(data["updates"])]
+    for path in sorted((ROOT / "benchmarks" / "distinct").glob("seen_*.json")):
+        texts = json.loads(path.read_text(encoding="utf-8"))["facts"]
+        vectors = model.embed(texts)
+        for i in range(1, len(texts)):
+            s = vectors[:i] @ vectors[i]
+            out += [(texts[j], texts[i], float(s[j])) for j in np.argsort(-s)[:3] if s[j] >= 0.4]
+    return out + [(a, b, 0.5) for a, b in EDGES]
+
+
+def main() -> None:
+    cases = []
+    for old, new, cosine in pairs(MiniLM()):
+        cosine = round(cosine, 4)
+        found = answers(old, new, cosine)
+        cases.append({"old": old, "new": new, "cosine": cosine,
+                      "answer": None if found is None else {"reason": found.reason, "old": found.old, "new": found.new}})
+    about = ("Whether a new fact answers an older one's question (memories/same_question.py): seen updates, seen "
+             "neighbours and edge texts, with the model's cosines. Written by tests/golden/make_same_question.py.")
+    path = Path(__file__).parent / "same_question.json"
+    path.write_text(json.dumps({"about": about, "cases": cases}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{len(cases)} cases, {sum(c['answer'] is not None for c in cases)} answered")
+
+
+if __name__ == "__main__":
+    main()

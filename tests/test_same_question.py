@@ -1,0 +1,50 @@
+"""Whether a new fact answers an older one's question (memories/same_question.py): the issue's
+own examples, and tests/golden/same_question.json, which the Worker's same_question.ts answers too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memories.same_question import answers
+
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "same_question.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("old", "new", "reason", "was", "now"), [
+    ("The standup is at 9:30.", "The standup is at 10:00 now.", "value", ["9:30"], ["10:00"]),
+    ("The owner's dentist is Dr. Alvarez.", "The owner's dentist is Dr. Chen.", "value", ["Alvarez"], ["Chen"]),
+    ("The owner drinks coffee every morning.", "The owner no longer drinks coffee.", "retraction", None, None),
+    ("Priya lives in Lisbon.", "Priya moved to Porto.", "value", ["Lisbon"], ["Porto"]),
+    ("The side project is named TaskBoard.", "TaskBoard is now called Tallyo.", "rename", None, ["Tallyo"]),
+    ("The Friday yoga class is at the community hall.", "The Friday yoga class was cancelled.", "retraction", None, None),
+])
+def test_two_answers_to_one_question_are_a_proposal(old, new, reason, was, now):
+    found = answers(old, new, 0.7)
+    assert found is not None and found.reason == reason
+    if was is not None:
+        assert found.old == was
+    if now is not None:
+        assert found.new == now
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Umar's sister is Ingrid.", "Umar's wife is Elena."),  # the same subject's other attribute
+    ("Umar's sister is Ingrid.", "Paul's sister is Nora."),  # another subject's same attribute
+    ("The owner uses Java and Python for work.", "The owner uses Python."),  # the same topic
+    ("The owner likes jazz.", "The owner likes hiking."),  # both true at once
+    ("Cosima reports to Ulla.", "Ulla reports to Ivo."),  # the same words in another frame
+    ("Marisol Arrieta was born in 1987.", "Marisol Arrieta is based in Bergen."),  # only the subject shared
+    ("Leo's swimming lesson is at 4pm.", "Leo's piano lesson is at 5pm."),  # the attribute and the value differ
+])
+def test_another_question_is_not_a_proposal(old, new):
+    assert answers(old, new, 0.7) is None
+
+
+@pytest.mark.parametrize("case", GOLDEN["cases"], ids=lambda c: f"{c['old'][:25]}|{c['new'][:25]}")
+def test_answers_as_the_golden_file_says(case):
+    found = answers(case["old"], case["new"], case["cosine"])
+    got = None if found is None else {"reason": found.reason, "old": found.old, "new": found.new}
+    assert got == case["answer"]
