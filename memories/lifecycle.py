@@ -193,8 +193,16 @@ def proposals(near: list[tuple[int, float]], texts: dict[int, str], text: str) -
 
 def proposal_differs(old: str, new: str, answer: Answer) -> dict:
     """A proposal's `differs`: the kinds of `differences`, and each fact's answer (the old value
-    and the new one, as written), not every word that differs."""
-    return {"kinds": differences(old, new)["kinds"], "old": answer.old, "new": answer.new}
+    and the new one) as the words of its text that hold it ("heron-42", not "heron" and "42"), not
+    every word that differs."""
+    return {"kinds": differences(old, new)["kinds"], "old": holding(old, answer.old), "new": holding(new, answer.new)}
+
+
+def holding(text: str, answer: list[str]) -> list[str]:
+    """The words of `text` (as `diff_words` cuts them) that hold a word of `answer`, each once."""
+    wanted = {same(w) for a in answer for w in a.split()}
+    return list(dict.fromkeys(w for w in diff_words(text)
+                              if same(w) in wanted or any(same(t) in wanted for t in re.findall(r"[^\W_]+", w))))
 
 
 def why_differs(d: dict) -> str:

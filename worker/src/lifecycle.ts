@@ -209,7 +209,14 @@ export function proposals(near: [number, number][], texts: Map<number, string>, 
 /** A proposal's `differs`: the kinds of `differences`, and each fact's answer (the old value
  * and the new one, as written), not every word that differs. */
 export function proposalDiffers(old: string, next: string, answer: Answer): Differs {
-  return { kinds: differences(old, next).kinds, old: answer.old, new: answer.new };
+  return { kinds: differences(old, next).kinds, old: holding(old, answer.old), new: holding(next, answer.new) };
+}
+
+/** The words of `text` (as `diffWords` cuts them) that hold a word of `answer`, each once
+ * ("heron-42", not "heron" and "42"): lifecycle.py `holding`. */
+export function holding(text: string, answer: string[]): string[] {
+  const wanted = new Set(answer.flatMap((a) => a.split(/\s+/).filter(Boolean)).map(same));
+  return [...new Set(diffWords(text).filter((w) => wanted.has(same(w)) || (w.match(/[\p{L}\p{N}]+/gu) ?? []).some((t) => wanted.has(same(t)))))];
 }
 
 /** `differences` in words, for a note or an agent: "9:30 / 9:00". */
