@@ -20,8 +20,7 @@ from .facts import MAX_FACT_ID, InvalidInput, clean_id, clean_time, now, valid_u
 # A created fact proposes a current same-type fact as one it may replace when both answer one
 # question (same_question.py). The candidates are its closest PROPOSE_CANDIDATES at or above
 # PROPOSE (cosine finds the old fact of every seen update there); at most PROPOSE_MOST are
-# proposed. Chosen on the seen sets of benchmarks/lifecycle.py, run once on the unseen ones:
-# docs/recall-quality.md.
+# proposed. Chosen on the seen sets of benchmarks/lifecycle.py; its unseen sets are run once.
 PROPOSE = 0.4
 PROPOSE_CANDIDATES = 5
 PROPOSE_MOST = 3

@@ -2,8 +2,8 @@
 nobody resolved it), the older fact, by `created_at` then id. Recall answers the newer of the two
 above the older and marks the older `may_be_outdated`, so an agent that has not heard from the
 owner yet still reads the newest answer first ("I don't drink coffee anymore" above "drinks two
-coffees a day"). Measured on every evaluation set in benchmarks/lifecycle.py before it stayed:
-docs/recall-quality.md. worker/src/outdated.ts mirrors it.
+coffees a day"). benchmarks/lifecycle.py measures it against its absence on every evaluation set.
+worker/src/outdated.ts mirrors it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ or when the new one takes the old one back: "The owner no longer drinks coffee."
 same subject's other attribute ("Umar's wife is Elena." after "Umar's sister is Ingrid."), another
 subject's same attribute ("Paul's sister ..."), or another true thing on the same topic ("likes
 jazz" after "likes hiking") is not. Cosine alone cannot tell these apart (they all score alike),
-so the rule reads the words: measured in benchmarks/lifecycle.py, docs/recall-quality.md.
+so the rule reads the words. benchmarks/lifecycle.py measures it, seen and unseen sets apart.
 
 The words of each text are sorted into roles: glue (is, has: the hinge between a frame's attribute
 and its value), filler (the, of, to: nothing), change cues (now, new, moved: evidence of an
@@ -69,8 +69,8 @@ TOKEN = re.compile(r"n't|\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_]+(?:_[^\W\d_]+|'[^\W\
 
 @dataclass(frozen=True)
 class Answer:
-    """Why a new fact answers an older one's question: `reason` "retraction" or "value", and the
-    words of each fact's answer as written (`old`, `new`)."""
+    """Why a new fact answers an older one's question: `reason` "value", "retraction", "change"
+    or "rename", and the words of each fact's answer as written (`old`, `new`)."""
 
     reason: str
     old: list[str]
@@ -136,7 +136,7 @@ def read(text: str) -> Words:
 def _run(words: Words, value: set[str], shared: set[str]) -> list[int] | None:
     """The positions of the value's words if they make one unbroken run (no shared content word
     or glue between them), else None."""
-    at = [i for i, k in enumerate(words.keys) if k in value]
+    at = _at(words, value)
     if not at:
         return []
     between = words.keys[at[0]: at[-1] + 1]
@@ -150,7 +150,7 @@ def _as_written(words: Words, at: list[int]) -> list[str]:
 
 
 def _written(words: Words, keys: set[str]) -> list[str]:
-    return _as_written(words, [i for i, k in enumerate(words.keys) if k in keys])
+    return _as_written(words, _at(words, keys))
 
 
 def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
@@ -165,13 +165,13 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
     only_old, only_new = set(ko) - shared, set(kn) - shared
     cues = n.cues - o.cues
     covered = sum(k in shared for k in ko) / len(ko)
-    differs = Answer("", _written(o, only_old), _written(n, only_new))
+    said_old, said_new = _written(o, only_old), _written(n, only_new)
     said_again = covered >= RETRACTS or (cosine >= NEAR and covered > 0)
     if (o.negations % 2 != n.negations % 2 or cues & RETRACTIONS) and said_again:
         # The new answer of a retraction is what takes the old one back: "no longer", "stopped".
         taken = [n.raw[i].replace("_", " ") for i, k in enumerate(n.keys)
                  if k in only_new or n.raw[i].lower() in cues or n.raw[i].lower() in NEGATIONS]
-        return Answer("retraction", differs.old, list(dict.fromkeys(taken)))
+        return Answer("retraction", said_old, list(dict.fromkeys(taken)))
     # The subject: the first thing either names is named by the other too.
     if ko[0] not in shared and kn[0] not in shared:
         return None
@@ -181,14 +181,14 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
     # A fresh sentence that says what changed ("The owner sold the Corolla and drives a Tesla."):
     # a strong change word, and most of the old fact said again.
     if cues & STRONG and (covered >= CHANGED or (cosine >= NEAR and covered >= RETRACTS / 2)):
-        return Answer("change", differs.old, differs.new)
+        return Answer("change", said_old, said_new)
     # A new name, said as one: "TaskBoard is now called Tallyo.", "has a new title: Tinker Talk."
     if cues and NAMING & {w.lower() for w in n.raw} and covered >= RETRACTS / 4 * 3:
-        return Answer("rename", differs.old, differs.new)
+        return Answer("rename", said_old, said_new)
     # Nearly one sentence, a value changed in it ("Ravi's insulin dose is 12 units" / "Ravi now
     # injects 14 units of insulin").
     if cosine >= CLOSE and covered >= CHANGED and _same_owned(o, n) and _kinds(o, _at(o, only_old)) & _kinds(n, _at(n, only_new)) - {"word"}:
-        return Answer("value", differs.old, differs.new)
+        return Answer("value", said_old, said_new)
     return None
 
 

@@ -8,7 +8,7 @@
 // same subject's other attribute ("Umar's wife is Elena." after "Umar's sister is Ingrid."), another
 // subject's same attribute ("Paul's sister ..."), or another true thing on the same topic ("likes
 // jazz" after "likes hiking") is not. Cosine alone cannot tell these apart (they all score alike),
-// so the rule reads the words: measured in benchmarks/lifecycle.py, docs/recall-quality.md.
+// so the rule reads the words. benchmarks/lifecycle.py measures it, seen and unseen sets apart.
 //
 // The words of each text are sorted into roles: glue (is, has: the hinge between a frame's attribute
 // and its value), filler (the, of, to: nothing), change cues (now, new, moved: evidence of an
@@ -147,16 +147,16 @@ export function read(text: string): Words {
 /** The positions of the value's words if they make one unbroken run (no shared content word
  * or glue between them), else null. */
 function run(words: Words, value: Set<string>, shared: Set<string>): number[] | null {
-  const at = words.keys.flatMap((k, i) => (value.has(k) ? [i] : []));
-  if (!at.length) return [];
-  const between = words.keys.slice(at[0], at[at.length - 1] + 1);
+  const found = at(words, value);
+  if (!found.length) return [];
+  const between = words.keys.slice(found[0], found[found.length - 1] + 1);
   if (between.some((k) => k === "~" || shared.has(k))) return null;
-  return at;
+  return found;
 }
 
 const asWritten = (words: Words, at: number[]) => [...new Set(at.map((i) => words.raw[i]))];
 
-const written = (words: Words, keys: Set<string>) => asWritten(words, words.keys.flatMap((k, i) => (keys.has(k) ? [i] : [])));
+const written = (words: Words, keys: Set<string>) => asWritten(words, at(words, keys));
 
 /** How `next` answers the question `old` answers, or null when it answers another one;
  * `cosine` is the model's for the two texts. */
