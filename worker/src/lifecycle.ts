@@ -9,7 +9,7 @@
 // Nothing is replaced unless a client asks: a write only proposes (`conflicts`).
 
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
-import { MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";
+import { type Fact, MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";
 import { invalid, wellFormed } from "./http";
 import { type Answer, answers } from "./same_question";
 import { SPACE, casefold } from "./text";
@@ -204,6 +204,22 @@ export function proposals(near: [number, number][], texts: Map<number, string>, 
     if (answer !== null) out.push([id, s, proposalDiffers(texts.get(id)!, text, answer)]);
   }
   return out.slice(0, PROPOSE_MOST);
+}
+
+/** Of `near` [id, cosine], the first `most` current ones, best first then the smaller id, and the
+ * facts read: rows are read a few at a time, as a crowd is mostly current (writing.py
+ * `_current_closest`), not every row down to PROPOSE. */
+export function currentClosest(near: [number, number][], getMany: (ids: number[]) => Map<number, Fact>,
+  most: number): [Map<number, Fact>, [number, number][]] {
+  const closest = [...near].sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+  const facts = new Map<number, Fact>();
+  const current: [number, number][] = [];
+  for (let start = 0; start < closest.length && current.length < most; start += 4 * most) {
+    const part = closest.slice(start, start + 4 * most);
+    for (const [id, fact] of getMany(part.map(([id]) => id))) facts.set(id, fact);
+    current.push(...part.filter(([id]) => facts.has(id) && isCurrent(facts.get(id)!.valid_until, facts.get(id)!.created_at)));
+  }
+  return [facts, current.slice(0, most)];
 }
 
 /** A proposal's `differs`: the kinds of `differences`, and each fact's answer (the old value

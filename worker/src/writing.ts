@@ -17,7 +17,7 @@ import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanT
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, hidden, isCurrent, proposals } from "./lifecycle";
+import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
 import type { Fusion } from "./recall";
 import type { Reader } from "./reading";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
@@ -93,11 +93,9 @@ export class Writer extends Part {
     if (exact) return exact;
     // The nearest current same-type facts at or above the threshold, best first; the first that
     // does not differ in a number, date, name or negation is the duplicate (dedup.ts says why).
-    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude && !skip.includes(id))
-      .sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude && !skip.includes(id));
     if (!over.length) return null;
-    const facts = this.reader.getMany(over.map(([id]) => id));
-    const live = over.filter(([id]) => facts.has(id) && current(facts.get(id)!)).slice(0, NEAR_CANDIDATES);
+    const [facts, live] = currentClosest(over, (ids) => this.reader.getMany(ids), NEAR_CANDIDATES);
     const same = live.find(([id]) => distinct(text, facts.get(id)!.text) === null);
     return same ? [same[0], "near", same[1]] : null;
   }
@@ -146,8 +144,7 @@ export class Writer extends Part {
    * write: of `near`, the current facts other than those it replaces (`skip`) and its duplicate. */
   private propose(id: number, text: string, near: [number, number][], skip: number[], duplicate: number | null): Proposal[] {
     const over = near.filter(([other, s]) => s >= PROPOSE && other !== id && other !== duplicate && !skip.includes(other));
-    const facts = this.reader.getMany(over.map(([other]) => other));
-    const eligible = over.filter(([other]) => facts.has(other) && current(facts.get(other)!));
+    const [facts, eligible] = currentClosest(over, (ids) => this.reader.getMany(ids), PROPOSE_CANDIDATES);
     return proposals(eligible, new Map(eligible.map(([other]) => [other, facts.get(other)!.text])), text).map(([other, cosine, differs]) => {
       const score = round6(cosine);
       this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", other, id, score, JSON.stringify(differs));
@@ -496,4 +493,3 @@ export function storePairs(state: State, id: number, type: FactType, near: [numb
 }
 
 /** Whether a fact is current now (lifecycle.ts). */
-const current = (f: Fact) => isCurrent(f.valid_until, f.created_at);
