@@ -13,12 +13,13 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from memories.client import BadRequest, Conflict, MemoryClient, NotFound, Proposal
+from memories.client import BadRequest, Conflict, HistoryEntry, MemoryClient, NotFound, Proposal
 
 from ..diff import marked
 from ..forms import RESOLUTIONS, parse_id
 from ..memory import counted_conflicts, forget_status, memory
 from ..problems import owner_mistake
+from ..subjects import grouped
 from ..strip import with_strip
 
 PAGE_SIZE = 20  # pairs a page: each costs two look-ups in the history (who wrote each fact)
@@ -27,14 +28,18 @@ KINDS = {"number": "a number", "date": "a date or time", "negation": "a negation
 PLACES = ("queue", "added")  # where a pair is shown: the queue's row, or the add panel's line
 
 
-def writers(client: MemoryClient, fact_ids) -> dict[int, str | None]:
-    """Who stored each fact: the client its `add` entry names (None when the history no longer
-    holds it: trimmed, or forgotten for good)."""
+def added(client: MemoryClient, fact_ids) -> dict[int, HistoryEntry | None]:
+    """Each fact's `add` entry: who stored it and with what note ("import of memories.json
+    (json)"); None when the history no longer holds it (trimmed, or forgotten for good)."""
     found = {}
     for fid in sorted(set(fact_ids)):
         entries, _ = client.history(fact_id=fid, op="add", limit=1)
-        found[fid] = (entries[0].client or "an unnamed client") if entries else None
+        found[fid] = entries[0] if entries else None
     return found
+
+
+def writers(entries: dict[int, HistoryEntry | None]) -> dict[int, str | None]:
+    return {fid: (e.client or "an unnamed client") if e else None for fid, e in entries.items()}
 
 
 def row(proposal: Proposal, who: dict[int, str | None] | None = None) -> dict:
@@ -61,9 +66,12 @@ def contradiction_list(request: HttpRequest) -> HttpResponse:
     except NotFound:  # a memory of contract v3 keeps no queue
         return render(request, "contradictions.html", {"unsupported": True})
     counted_conflicts(total, request.memory)
-    who = writers(client, [f.id for p in proposals for f in (p.old, p.new)])
+    entries = added(client, [f.id for p in proposals for f in (p.old, p.new)])
+    who = writers(entries)
+    rows = [row(p, who) for p in proposals]
+    notes = {fid: e.note for fid, e in entries.items() if e}
     return render(request, "contradictions.html", {
-        "rows": [row(p, who) for p in proposals], "total": total, "next_cursor": next_cursor, "cursor": cursor,
+        "rows": rows, "groups": grouped(rows, notes), "total": total, "next_cursor": next_cursor, "cursor": cursor,
         "query": request.GET.urlencode(), "place": "queue"})
 
 
@@ -154,13 +162,80 @@ def contradiction_undo(request: HttpRequest) -> HttpResponse:
         facts = client.facts([old, new])
         if old in facts and new in facts:
             pair = Proposal(facts[old], score, differs, facts[new])
-            who = writers(client, [old, new]) if place == "queue" else None
+            who = writers(added(client, [old, new])) if place == "queue" else None
             template = "contradictions.html#pair" if place == "queue" else "facts/list.html#proposal"
             return with_strip(request, with_total(request, place, render(request, template, {
                 "r": row(pair, who), "place": place, "undone": True})))
         note = f"Undone, but #{old} or #{new} is gone since."
     return with_strip(request, with_total(request, place, render(request, "contradictions.html#resolved",
                                                                  {**context, "note": note})))
+
+
+MOST_AT_ONCE = PAGE_SIZE  # the pairs one "both true for all of these" decides: a group of one page
+
+
+def posted_pairs(request: HttpRequest) -> list[tuple[int, int]] | None:
+    """The pairs a group's form names ("12-15" each), or None when any is not a pair of ids."""
+    pairs = []
+    for value in request.POST.getlist("pair")[: MOST_AT_ONCE + 1]:
+        old, _, new = value.partition("-")
+        old, new = parse_id(old), parse_id(new)
+        if old is None or new is None or old == new:
+            return None
+        pairs.append((old, new))
+    return pairs if 0 < len(pairs) <= MOST_AT_ONCE else None
+
+
+@require_POST
+def contradiction_keep_all(request: HttpRequest) -> HttpResponse:
+    """"Both true for all of these": each pair of a group marked both true, one history entry each
+    (the memory has no batch resolve); a pair someone decided first is skipped and said. From
+    htmx the group's heading becomes what was done, with one Undo for all, and its pairs go."""
+    pairs = posted_pairs(request)
+    group = request.POST.get("group") or ""
+    if pairs is None:
+        return owner_mistake(request, "Those are not pairs of facts",
+                             f"A group is 1 to {MOST_AT_ONCE} pairs of two different fact ids.",
+                             back=reverse("contradictions"), back_label="The contradictions")
+    client, entries, skipped = memory(request.memory), [], []
+    for old, new in pairs:
+        try:
+            entries.append(client.resolve(old, new, "keep_both")[2])
+        except (NotFound, BadRequest):  # deleted or decided since the page was shown
+            skipped.append(f"#{old} and #{new}")
+    forget_status()
+    note = f"Marked {len(entries)} pair{'s' if len(entries) != 1 else ''} both true: they stay current and are not proposed again."
+    if skipped:
+        note += f" Left alone, deleted or decided since: {', '.join(skipped)}."
+    if not request.htmx:
+        messages.add_message(request, messages.SUCCESS if entries else messages.WARNING,
+                             note + (" The audit log's Undo puts each back." if entries else ""))
+        return redirect(back_to(request, "queue", None))
+    answer = render(request, "contradictions.html#kept", {"group": group, "note": note, "entries": entries,
+                                                           "pairs": pairs})
+    return with_strip(request, with_total(request, "queue", answer))
+
+
+@require_POST
+def contradiction_undo_all(request: HttpRequest) -> HttpResponse:
+    """Undo a group's "both true for all" (newest first); the queue is shown again with its pairs."""
+    ids = [parse_id(v) for v in request.POST.getlist("entry")[:MOST_AT_ONCE]]
+    client, failed = memory(request.memory), 0
+    for entry in sorted({i for i in ids if i is not None}, reverse=True):
+        try:
+            client.undo(entry)
+        except (NotFound, Conflict):  # trimmed, or changed since: the audit log shows it
+            failed += 1
+    forget_status()
+    if failed:
+        messages.warning(request, f"{failed} of them could not be undone here (changed or gone since): the audit log shows why.")
+    else:
+        messages.success(request, "Undone: those pairs are open again.")
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    return redirect("contradictions")
 
 
 def with_total(request: HttpRequest, place: str, response: HttpResponse) -> HttpResponse:
