@@ -187,9 +187,44 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
         return Answer("rename", said_old, said_new)
     # Nearly one sentence, a value changed in it ("Ravi's insulin dose is 12 units" / "Ravi now
     # injects 14 units of insulin").
-    if cosine >= CLOSE and covered >= CHANGED and _same_owned(o, n) and _kinds(o, _at(o, only_old)) & _kinds(n, _at(n, only_new)) - {"word"}:
+    if (cosine >= CLOSE and covered >= CHANGED and _same_owned(o, n) and not _narrowed(o, n, shared)
+            and not _possessors(o, _at(o, only_old), n, _at(n, only_new))
+            and _kinds(o, _at(o, only_old)) & _kinds(n, _at(n, only_new)) - {"word"}):
         return Answer("value", said_old, said_new)
     return None
+
+
+def _narrowed(o: Words, n: Words, shared: set[str]) -> bool:
+    """One text puts a word inside the other's frame: "The flight back from Vilnius ..." after "The
+    flight to Vilnius ...": two words next to each other in one (filler aside) have a plain word
+    between them in the other, so the two ask about different things."""
+    for a, b in ((o, n), (n, o)):
+        seq = [k for k in a.keys if k and k != "~"]
+        at = [i for i, k in enumerate(b.keys) if k and k != "~"]  # b's content words' positions
+        keys = [b.keys[i] for i in at]
+        for x, y in zip(seq, seq[1:]):
+            if x in shared and y in shared and x in keys:
+                i = keys.index(x)
+                j = next((m for m in range(i + 1, len(keys)) if keys[m] == y), i + 1)
+                between = at[i + 1 : j]
+                if between and all(b.keys[m] not in shared and "word" in _kinds(b, [m]) for m in between):
+                    return True
+    return False
+
+
+def _possessors(o: Words, at_old: list[int], n: Words, at_new: list[int]) -> bool:
+    """Both answers own what the frame names: "Kerensa is Fitzroy's mother." / "... Hamish's mother."
+    are two people's mothers (another subject's same attribute), not two answers."""
+    return bool(at_old and at_new) and all(_owns(w, at) for w, at in ((o, at_old), (n, at_new)))
+
+
+def _owns(words: Words, at: list[int]) -> bool:
+    """The words at `at` are all in a possessor: the first glue after each is "'s"."""
+    for i in at:
+        glue = next((j for j in range(i + 1, len(words.keys)) if words.keys[j] == "~"), None)
+        if glue is None or words.raw[glue] != "'s":
+            return False
+    return True
 
 
 def _same_owned(o: Words, n: Words) -> bool:
@@ -223,6 +258,8 @@ def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: s
     # ... in one order, with the answer in one place of it: "Cosima reports to Ulla." and "Ulla
     # reports to Ivo." share their words, not their frame.
     if _frame(o, shared, run_old) != _frame(n, shared, run_new):
+        return None
+    if _possessors(o, run_old, n, run_new):
         return None
     kinds_old, kinds_new = _kinds(o, run_old), _kinds(n, run_new)
     if _flips(o, n, run_old, run_new):

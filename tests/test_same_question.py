@@ -48,3 +48,16 @@ def test_answers_as_the_golden_file_says(case):
     found = answers(case["old"], case["new"], case["cosine"])
     got = None if found is None else {"reason": found.reason, "old": found.old, "new": found.new}
     assert got == case["answer"]
+
+
+def test_a_word_put_inside_the_frame_asks_another_question():
+    # "the flight back" is not "the flight to": both flights are true at once.
+    assert answers("The flight to Vilnius is BT 136 on 21 May 2027 at 18:50.",
+                   "The flight back from Vilnius is BT 139 on 22 May 2027 at 07:05.", 0.9) is None
+    assert answers("The gym opens at 6:00 on weekdays.", "The gym opens at 7:00 on weekdays.", 0.95).reason == "value"
+
+
+def test_two_owners_of_one_relation_are_two_subjects():
+    # Kerensa is the mother of both: another subject's same attribute, not a second answer.
+    assert answers("Kerensa Aldous is Fitzroy Aldous's mother.", "Kerensa Aldous is Hamish Aldous's mother.", 0.92) is None
+    assert answers("The owner's dentist is Dr Alvarez.", "The owner's dentist is Dr Okafor.", 0.9).reason == "value"

@@ -27,7 +27,10 @@ EDGES = [
     ("The owner doesn't drink coffee.", "The owner drinks coffee again."), ("Meets on Saturdays at 9.", "Meets on Sundays at 9 now."),
     ("The rent is 1,200 euros.", "The rent went up to 1,350 euros."), ("Jo gave up chess.", "Jo stepped down as chair."),
     ("The trip is on 2027-05-21.", "The trip was called off."), ("x" * 300, "x" * 299 + "y now"),
-    ("The owner's cat is called Whiskers.", "The kids renamed the cat Pumpkin."), ("١٢٣ is the code.", "٤٥٦ is the code now."),
+    ("The owner's cat is called Whiskers.", "The kids renamed the cat Pumpkin."),
+    ("The flight to Vilnius is BT 136 on 21 May 2027 at 18:50.", "The flight back from Vilnius is BT 139 on 22 May 2027 at 07:05."),
+    ("Kerensa Aldous is Fitzroy Aldous's mother.", "Kerensa Aldous is Hamish Aldous's mother."),
+    ("The gym opens at 6:00.", "The new gym opens at 7:00."), ("Ana's school is Oakfield.", "Ana's school is St Anne's."), ("١٢٣ is the code.", "٤٥٦ is the code now."),
     ("ǅemal is the owner's dentist.", "ǅemal is no longer the owner's dentist."), ("Leo's lesson is at 4pm.", "Leo's lesson is at 5pm."),
 ]
 

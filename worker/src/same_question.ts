@@ -192,10 +192,54 @@ export function answers(old: string, next: string, cosine = 0.0): Answer | null 
   }
   // Nearly one sentence, a value changed in it ("Ravi's insulin dose is 12 units" / "Ravi now
   // injects 14 units of insulin").
-  if (cosine >= CLOSE && covered >= CHANGED && sameOwned(o, n) && and(kinds(o, at(o, onlyOld)), minus(kinds(n, at(n, onlyNew)), new Set(["word"]))).size) {
+  if (cosine >= CLOSE && covered >= CHANGED && sameOwned(o, n) && !narrowed(o, n, shared)
+      && !possessors(o, at(o, onlyOld), n, at(n, onlyNew))
+      && and(kinds(o, at(o, onlyOld)), minus(kinds(n, at(n, onlyNew)), new Set(["word"]))).size) {
     return { reason: "value", old: differs.old, new: differs.new };
   }
   return null;
+}
+
+/** One text puts a word inside the other's frame: "The flight back from Vilnius ..." after "The
+ * flight to Vilnius ...": two words next to each other in one (filler aside) have a plain word
+ * between them in the other, so the two ask about different things. */
+function narrowed(o: Words, n: Words, shared: Set<string>): boolean {
+  for (const [a, b] of [[o, n], [n, o]]) {
+    const seq = a.keys.filter((k) => k && k !== "~");
+    const pos = b.keys.flatMap((k, i) => (k && k !== "~" ? [i] : [])); // b's content words' positions
+    const keys = pos.map((i) => b.keys[i]);
+    for (let p = 0; p + 1 < seq.length; p++) {
+      const [x, y] = [seq[p], seq[p + 1]];
+      if (shared.has(x) && shared.has(y) && keys.includes(x)) {
+        const i = keys.indexOf(x);
+        let j = i + 1;
+        for (let m = i + 1; m < keys.length; m++) {
+          if (keys[m] === y) { j = m; break; }
+        }
+        const between = pos.slice(i + 1, j);
+        if (between.length && between.every((m) => !shared.has(b.keys[m]) && kinds(b, [m]).has("word"))) return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** Both answers own what the frame names: "Kerensa is Fitzroy's mother." / "... Hamish's mother."
+ * are two people's mothers (another subject's same attribute), not two answers. */
+function possessors(o: Words, atOld: number[], n: Words, atNew: number[]): boolean {
+  return atOld.length > 0 && atNew.length > 0 && owns(o, atOld) && owns(n, atNew);
+}
+
+/** The words at `at` are all in a possessor: the first glue after each is "'s". */
+function owns(words: Words, at: number[]): boolean {
+  for (const i of at) {
+    let glue = -1;
+    for (let j = i + 1; j < words.keys.length; j++) {
+      if (words.keys[j] === "~") { glue = j; break; }
+    }
+    if (glue < 0 || words.raw[glue] !== "'s") return false;
+  }
+  return true;
 }
 
 function sameOwned(o: Words, n: Words): boolean {
@@ -226,6 +270,7 @@ function value(o: Words, n: Words, shared: Set<string>, onlyOld: Set<string>, on
   // ... in one order, with the answer in one place of it: "Cosima reports to Ulla." and "Ulla
   // reports to Ivo." share their words, not their frame.
   if (JSON.stringify(frame(o, shared, runOld)) !== JSON.stringify(frame(n, shared, runNew))) return null;
+  if (possessors(o, runOld, n, runNew)) return null;
   const kindsOld = kinds(o, runOld), kindsNew = kinds(n, runNew);
   if (flips(o, n, runOld, runNew)) return { reason: "retraction", old: asWritten(o, runOld), new: asWritten(n, runNew) };
   // Two answers to one question are answers of one kind: a time for a time, a name for a name;
