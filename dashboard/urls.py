@@ -39,6 +39,7 @@ urlpatterns = [
     path("contradictions/undo", contradictions.contradiction_undo, name="contradiction_undo"),
     path("contradictions/both-true", contradictions.contradiction_keep_all, name="contradiction_keep_all"),
     path("contradictions/undo-all", contradictions.contradiction_undo_all, name="contradiction_undo_all"),
+    path("contradictions/setting", contradictions.contradiction_setting, name="contradiction_setting"),
     path("recall/", recall.recall_debugger, name="recall"),
     path("recalls/", recalls.recall_log, name="recalls"),
     path("trash/", history.trash, name="trash"),

@@ -55,9 +55,10 @@ def own_settings(stored: dict | None) -> dict | None:
     and `threshold` when the memory has its own duplicate threshold)."""
     if not stored:
         return None
-    fusion = {k: v for k, v in stored.items() if k not in ("threshold", "review")}
+    fusion = {k: v for k, v in stored.items() if k not in ("threshold", "review", "proposals")}
     return ({"fusion": fusion} | ({"threshold": stored["threshold"]} if stored.get("threshold") is not None else {})
-            | ({"review": stored["review"]} if stored.get("review") else {}))
+            | ({"review": stored["review"]} if stored.get("review") else {})
+            | ({"proposals": stored["proposals"]} if stored.get("proposals") else {}))
 
 
 def read(path: Path) -> Backup:

@@ -143,7 +143,7 @@ def import_(args: argparse.Namespace) -> int:
                 bar.update(len(batch))
         if found.settings and restore:
             memory.set_settings(Fusion(**found.settings["fusion"]), "cli", found.settings.get("threshold"),
-                                found.settings.get("review"))
+                                found.settings.get("review"), found.settings.get("proposals"))
         pairs = memory.restore_conflicts(found.conflicts, "cli") if restore else None
     finally:
         memory.close()  # as serve does: the snapshot written, the change log pruned to it
@@ -302,7 +302,7 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
                 bar.update(len(batch))
         if found.settings and restore:
             client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"),
-                                review=found.settings.get("review"))
+                                review=found.settings.get("review"), proposals=found.settings.get("proposals"))
         pairs = client.restore_conflicts(found.conflicts) if restore else None
     except ClientError as e:
         print(f"error after {len(results)} facts: {e}", file=sys.stderr)

@@ -129,14 +129,15 @@ class Proposal:
     differs: dict  # {"kinds", "old", "new"}: what kind of difference, and the words each has that the other lacks
     new: Fact | None = None
     id: int | None = None  # the pair's id in GET /conflicts
-    resolution: str | None = None  # GET /conflicts: None (proposed) or "keep_both"
+    resolution: str | None = None  # GET /conflicts: None (proposed), "keep_both" or "replace" (done at once)
+    replaced: bool = False  # a write's: replaced at once by it (the memory's proposals setting)
 
     @classmethod
     def from_json(cls, d: dict) -> Proposal:
         if "old" in d:  # GET /conflicts
             return cls(Fact.from_json(d["old"]), float(d["score"]), d["differs"], Fact.from_json(d["new"]), d.get("id"),
                        d.get("resolution"))
-        return cls(Fact.from_json(d["fact"]), float(d["score"]), d["differs"])
+        return cls(Fact.from_json(d["fact"]), float(d["score"]), d["differs"], replaced=bool(d.get("replaced")))
 
 
 @dataclass(frozen=True)
@@ -483,10 +484,13 @@ class MemoryClient:
         body = self._request("POST", "/facts/review", json={"ids": [int(i) for i in ids]})
         return self._parse(lambda b: ([int(i) for i in b["reviewed"]], b.get("entry")), body)
 
-    def conflicts(self, *, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[Proposal], str | None, int]:
+    def conflicts(self, *, limit: int = 50, cursor: str | None = None, every: bool = False,
+                  done: bool = False) -> tuple[list[Proposal], str | None, int]:
         """Open proposals, newest first: (pairs, next cursor, how many are open). `every`: every pair
-        the memory keeps, resolved or no longer asked about too (what a backup holds)."""
-        params = {"limit": limit, **({"cursor": cursor} if cursor else {}), **({"all": "true"} if every else {})}
+        the memory keeps, resolved or no longer asked about too (what a backup holds); `done`: those
+        the memory replaced at once (its proposals setting)."""
+        params = {"limit": limit, **({"cursor": cursor} if cursor else {}), **({"all": "true"} if every else {}),
+                  **({"done": "true"} if done else {})}
         body = self._request("GET", "/conflicts", safe=True, params=params)
         return self._parse(lambda b: ([Proposal.from_json(c) for c in b["conflicts"]], b.get("next_cursor"), int(b["total"])), body)
 
@@ -586,14 +590,16 @@ class MemoryClient:
         s = self.settings()
         own = s["thresholds"]["duplicate"]["from"] == "memory"
         review = s.get("review") if s.get("review") not in (None, {"mode": "after", "trusted": []}) else None
-        if not s["changed"] and not own and not review:
+        replace = s.get("proposals") == "replace"
+        if not s["changed"] and not own and not review and not replace:
             return None
         return ({"fusion": s["fusion"]} | ({"threshold": s["thresholds"]["duplicate"]["value"]} if own else {})
-                | ({"review": review} if review else {}))
+                | ({"review": review} if review else {}) | ({"proposals": "replace"} if replace else {}))
 
-    def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None, review: dict | None = None) -> dict:
-        """Keep recall settings (`fusion`), a duplicate threshold and/or the review setting
-        (`{"mode", "trusted"}`) as the memory's own."""
+    def put_settings(self, fusion: dict | None = None, *, threshold: float | None = None, review: dict | None = None,
+                     proposals: str | None = None) -> dict:
+        """Keep recall settings (`fusion`), a duplicate threshold, the review setting (`{"mode",
+        "trusted"}`) and/or the proposals setting ("propose", "replace") as the memory's own."""
         body = {**({"fusion": fusion} if fusion is not None else {}), **({"threshold": threshold} if threshold is not None else {}),
-                **({"review": review} if review is not None else {})}
+                **({"review": review} if review is not None else {}), **({"proposals": proposals} if proposals else {})}
         return self._request("PUT", "/settings", json=body)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
 from .history import clean_page_cursor
 from .lifecycle import clean_pair, clean_resolution, differences, is_current
+from . import replace_at_once
 from .state import State
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ COLUMNS = len(FACT_COLUMNS.split(", "))
 # Open: not resolved, and both facts current now.
 OPEN = ("c.resolution IS NULL AND (o.valid_until IS NULL OR o.valid_until > ?)"
         " AND (n.valid_until IS NULL OR n.valid_until > ?)")
+# Replaced at once: the write's pair marked done, and the write's fact still what replaces the old one.
+DONE = "c.resolution = ? AND o.superseded_by = c.new"
 FROM = "conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id = c.new"
 
 
@@ -34,12 +37,14 @@ class Conflicts:
         self.state = state
         self.writer = writer
 
-    def open(self, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[dict], str | None, int]:
+    def open(self, limit: int = 50, cursor: str | None = None, every: bool = False,
+             done: bool = False) -> tuple[list[dict], str | None, int]:
         """Newest first: (conflicts, next cursor or None, how many are open). `every`: every pair
-        kept, the resolved ones and those no longer asked about included (what a backup holds)."""
+        kept, the resolved ones and those no longer asked about included (what a backup holds);
+        `done`: those replaced at once (replace_at_once.py) whose new fact still replaces the old."""
         before = clean_page_cursor(cursor)
         at = now()
-        which, args = ("1", []) if every else (OPEN, [at, at])
+        which, args = ("1", []) if every else (DONE, [replace_at_once.DONE]) if done else (OPEN, [at, at])
         page, page_args = which, list(args)
         if before is not None:
             page += " AND c.id < ?"
@@ -144,7 +149,7 @@ def put_pairs(db, history: History, pairs: list[dict], client: str, note: str | 
             continue
         db.execute("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
                    (p["id"], p["old"], p["new"], p["score"], json.dumps(p["differs"], ensure_ascii=False), p["resolution"]))
-        if p["resolution"] and note is not None:
+        if p["resolution"] == "keep_both" and note is not None:  # (a pair replaced at once: its add entry covers it)
             pair = {"old": p["old"], "new": p["new"]}
             history.record(client, "resolve", p["new"], before=pair | {"resolution": None},
                                 after=pair | {"resolution": p["resolution"]}, note=note)

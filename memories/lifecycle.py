@@ -139,8 +139,8 @@ def clean_pair(item: object, n: int) -> dict:
     for side in ("old", "new"):
         for word in differs[side]:
             valid_unicode(word, f"{at}.differs.{side}")
-    if item.get("resolution") not in (None, "keep_both"):
-        raise InvalidInput(f"{at}.resolution must be null (proposed) or keep_both")
+    if item.get("resolution") not in (None, "keep_both", "replace"):
+        raise InvalidInput(f"{at}.resolution must be null (proposed), keep_both or replace (replaced at once)")
     return pair | {"score": float(score), "differs": differs, "resolution": item.get("resolution")}
 
 

@@ -113,7 +113,8 @@ def create_server(client: MemoryClient) -> MCPServer:
         existing fact, with how it matched (exact, near, or replaced: an older fact said this and was
         replaced since) and the cosine score. When the fact replaces one the memory holds, pass
         its id in supersedes. A new fact's answer lists under `may_replace` the facts it may
-        replace: if one of them is no longer true, call memory_supersede."""
+        replace: if one of them is no longer true, call memory_supersede. Under `replaced`, those
+        it replaced at once (when the owner trusts this client to)."""
         result = call(client.named(client_name(ctx)).add, text, type, source, supersedes=supersedes, valid_until=valid_until)
         out = {"id": result.fact.id, "created": result.created, "fact": fact_dict(result.fact)}
         if not result.created:
@@ -124,9 +125,15 @@ def create_server(client: MemoryClient) -> MCPServer:
             out["duplicate"] = {"match": result.match, "score": result.score, "why": why}
         if result.pending:
             out["pending"] = "stored, pending the owner's review: it is recalled once the owner approves it"
-        if result.conflicts:
+        waiting = [p for p in result.conflicts if not p.replaced]
+        if waiting:
             out["may_replace"] = [{"id": p.old.id, "text": p.old.text, "score": round(p.score, 3), "differs": p.differs,
-                                   "what_to_do": proposal_words(result.fact.id, p)} for p in result.conflicts]
+                                   "what_to_do": proposal_words(result.fact.id, p)} for p in waiting]
+        done = [p for p in result.conflicts if p.replaced]
+        if done:  # the owner's setting: a trusted client's one proposal replaces at once
+            out["replaced"] = [{"id": p.old.id, "text": p.old.text, "differs": p.differs,
+                                "why": f"it replaces #{p.old.id} at once (the owner's setting); the owner can undo it"}
+                               for p in done]
         return out
 
     @server.tool(annotations=ToolAnnotations(idempotent_hint=False))

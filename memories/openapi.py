@@ -63,7 +63,8 @@ DIFFERS = obj({
     "old": {"type": "array", "items": {"type": "string"}, "description": "words the old fact holds that the new lacks"},
     "new": {"type": "array", "items": {"type": "string"}, "description": "words the new fact holds that the old lacks"},
 })
-PROPOSAL = obj({"id": {"type": "integer"}, "fact": FACT, "score": {"type": "number"}, "differs": DIFFERS})
+PROPOSAL = obj({"id": {"type": "integer"}, "fact": FACT, "score": {"type": "number"}, "differs": DIFFERS,
+                "replaced": {"type": "boolean", "description": "replaced at once by this write (the memory's proposals setting)"}})
 NEW_FACT = obj({
     "text": {"type": "string", "minLength": 1, "maxLength": 8000}, "type": TYPE,
     "source": {"type": "string", "maxLength": 200},
@@ -85,8 +86,12 @@ ADDED = obj({
 }, required=["id", "created", "fact"])
 FACT_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
 ENTRY_ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
-RESOLUTION = {"type": ["string", "null"], "enum": ["keep_both", None],
-              "description": "null: proposed (open while both facts are current); keep_both: the owner said both are true"}
+RESOLUTION = {"type": ["string", "null"], "enum": ["keep_both", "replace", None],
+              "description": "null: proposed (open while both facts are current); keep_both: the owner said both are true; "
+                             "replace: the memory replaced the old fact at once (its proposals setting)"}
+PROPOSALS = {"type": "string", "enum": ["propose", "replace"],
+             "description": "propose: every proposal waits for a decision; replace: a trusted client's fact written alone "
+                            "that proposes exactly one fact replaces it at once"}
 CLIENT = {"name": "X-Memory-Client", "in": "header", "required": False,
           "schema": {"type": "string", "maxLength": 64, "pattern": "^[ -~]*$"},
           "description": "who asks, for the history and the recall log: 1 to 64 printable ASCII characters"}
@@ -180,6 +185,7 @@ REVIEW = obj({"mode": {"type": "string", "enum": ["after", "before"],
                            "description": "clients (with or without a version) and sources whose writes count as reviewed"}})
 SETTINGS = obj({
     "fusion": FUSION, "shipped": FUSION, "changed": {"type": "array", "items": {"type": "string"}}, "review": REVIEW,
+    "proposals": PROPOSALS,
     "model": obj({"id": {"type": ["string", "null"]},
                   "measured": {"type": ["string", "null"], "description": "when and where the model's numbers were measured; null: not measured"}}),
     "thresholds": obj({"duplicate": NUMBER, "review_floor": NUMBER, "expand": NUMBER}),
@@ -410,7 +416,10 @@ def openapi_document() -> dict:
                 "summary": "Open proposals: pairs of current facts where the newer may replace the older, newest first",
                 "parameters": [*PAGE, query("all", {"type": "boolean", "default": False},
                                             "every pair the memory keeps (what a backup holds): those resolved as both "
-                                            "true and those whose fact was replaced or expired too")],
+                                            "true and those whose fact was replaced or expired too"),
+                               query("done", {"type": "boolean", "default": False},
+                                     "the pairs the memory replaced at once whose new fact still replaces the old one "
+                                     "(not with all)")],
                 "responses": {**ok(obj({"conflicts": {"type": "array", "items": obj({
                     "id": {"type": "integer"}, "old": FACT, "new": FACT, "score": {"type": "number"}, "differs": DIFFERS,
                     "resolution": RESOLUTION})},
@@ -524,7 +533,7 @@ def openapi_document() -> dict:
                 "put": {
                     "summary": "Set the memory's own recall settings and duplicate threshold (recorded in the history)",
                     "parameters": [CLIENT],
-                    "requestBody": body(obj({"fusion": FUSION, "review": {**REVIEW, "required": []}, "threshold": {
+                    "requestBody": body(obj({"fusion": FUSION, "review": {**REVIEW, "required": []}, "proposals": PROPOSALS, "threshold": {
                         "type": ["number", "null"], "minimum": 0.5, "maximum": 1,
                         "description": "the memory's own duplicate threshold (the review floor to 1); null: the model's or the environment's again"}},
                         required=[], extra=False) | {"minProperties": 1}),

@@ -28,6 +28,7 @@ from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, Sto
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
 from .history import MAX_NOTE
+from .replace_at_once import clean_mode
 from .reviewing import clean_review
 from .store import Memory
 
@@ -275,8 +276,11 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/conflicts", ["GET"])
     async def conflicts(request: Request) -> Response:
         p = request.query_params
+        every, done = query_bool(p.get("all"), "all"), query_bool(p.get("done"), "done")
+        if every and done:
+            raise InvalidInput("all and done are two lists: ask for one")
         found, cursor, total = await run(memory.conflicts, int_param(p.get("limit"), "limit", 50, 1, MAX_LIMIT),
-                                         p.get("cursor") or None, query_bool(p.get("all"), "all"))
+                                         p.get("cursor") or None, every, done)
         return JSONResponse({"conflicts": found, "next_cursor": cursor, "total": total})
 
     @route("/conflicts/restore", ["POST"])
@@ -371,10 +375,10 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     async def put_settings(request: Request) -> Response:
         data = await read_json(request)
         client = client_of(request)
-        if "fusion" not in data and "threshold" not in data and "review" not in data:
-            raise InvalidInput("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
-                               "the memory's own duplicate threshold, and/or its review setting")
-        unknown = set(data) - {"fusion", "threshold", "review"}
+        if not {"fusion", "threshold", "review", "proposals"} & set(data):
+            raise InvalidInput("fusion, threshold, review or proposals is required: the recall settings, as recall's fusion "
+                               "takes them, the memory's own duplicate threshold, its review setting, and/or its proposals setting")
+        unknown = set(data) - {"fusion", "threshold", "review", "proposals"}
         if unknown:
             raise InvalidInput(f"unknown settings: {', '.join(sorted(unknown)).encode('utf-8', 'backslashreplace').decode()}")
         # a preset, or single settings over the shipped; without fusion, the memory's as they are
@@ -386,7 +390,8 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
                 raise InvalidInput("threshold must be a number")
             threshold = None if data["threshold"] is None else float_param(data["threshold"], "threshold", 0, floor, 1.0)
         review = clean_review(data["review"], memory.state.review) if "review" in data else None
-        await run(memory.set_settings, fusion, client, threshold, review)
+        proposals = clean_mode(data["proposals"]) if "proposals" in data else None
+        await run(memory.set_settings, fusion, client, threshold, review, proposals)
         return JSONResponse(await run(memory.settings))
 
     async def not_found(request: Request, exc: HTTPException) -> Response:

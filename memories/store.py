@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .background import Background
-from . import reviewing
+from . import replace_at_once, reviewing
 from .conflicts import Conflicts, pairs_of
 from .embeddings import Embedder
 from .facts import AddResult, Fact
@@ -95,7 +95,7 @@ class Memory:
     def add(self, text: str, type: str = "fact", source: str = "", client: str = "", **restore) -> AddResult:
         """Store a fact. `restore` (id, created_at, updated_at) puts back one that was deleted
         or exported, under its old id and times."""
-        return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}], client)[0]
+        return self.writer.add_many([{"text": text, "type": type, "source": source, **restore}], client, alone=True)[0]
 
     def add_many(self, items: list[dict], client: str = "", restore: bool = False, dry_run: bool = False,
                  note: str = "") -> list[AddResult]:
@@ -124,16 +124,21 @@ class Memory:
         return self.undoing.undo(entry_id, client, force)
 
     def set_settings(self, fusion: Fusion | None = None, client: str = "", threshold: float | None | bool = False,
-                     review: dict | None = None) -> dict:
+                     review: dict | None = None, proposals: str | None = None) -> dict:
         """The memory's own settings: `fusion` (None: as they are), its own duplicate threshold
-        (`threshold`: a number, None to use the process's again, False: as it is) and `review`
-        (reviewing.clean_review's, None: as it is)."""
+        (`threshold`: a number, None to use the process's again, False: as it is), `review`
+        (reviewing.clean_review's, None: as it is) and `proposals` (replace_at_once.py's mode,
+        None: as it is)."""
         def changed(before: dict) -> dict:
-            settings = {k: v for k, v in before.items() if k not in ("threshold", "review")} if fusion is None else asdict(fusion)
+            settings = ({k: v for k, v in before.items() if k not in ("threshold", "review", "proposals")}
+                        if fusion is None else asdict(fusion))
             own = before.get("threshold") if threshold is False else threshold
             mine = before.get("review") if review is None else review
             mine = None if mine in (None, reviewing.DEFAULT) else mine
-            return settings | ({} if own is None else {"threshold": own}) | ({} if mine is None else {"review": mine})
+            mode = before.get("proposals") if proposals is None else proposals
+            mode = None if mode in (None, replace_at_once.DEFAULT) else mode
+            return (settings | ({} if own is None else {"threshold": own}) | ({} if mine is None else {"review": mine})
+                    | ({} if mode is None else {"proposals": mode}))
 
         return self.writer.set_settings(changed, client)
 
@@ -179,8 +184,9 @@ class Memory:
 
     # -- the contradictions queue (conflicts.py) ----------------------------------------
 
-    def conflicts(self, limit: int = 50, cursor: str | None = None, every: bool = False) -> tuple[list[dict], str | None, int]:
-        return self.conflicts_queue.open(limit, cursor, every)
+    def conflicts(self, limit: int = 50, cursor: str | None = None, every: bool = False,
+                  done: bool = False) -> tuple[list[dict], str | None, int]:
+        return self.conflicts_queue.open(limit, cursor, every, done)
 
     def kept_pairs(self) -> list[dict]:
         """Every pair kept, oldest first, as a backup's lines hold them (backup.py)."""
@@ -244,7 +250,7 @@ class Memory:
         expand_from = "memory" if mine["expand"] != shipped["expand"] else state.sources["expand"]
         return {
             "fusion": mine, "shipped": shipped, "changed": [k for k in mine if mine[k] != shipped[k]],
-            "review": dict(state.review),
+            "review": dict(state.review), "proposals": state.proposals,
             "model": {"id": state.model, "measured": numbers.measured},
             "thresholds": {
                 "duplicate": {"value": state.threshold, "from": "memory" if own is not None else state.sources["duplicate"],

@@ -23,6 +23,7 @@ from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, Id
 from . import replacing
 from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, is_current, proposals
 from .pairs import MARGIN
+from .replace_at_once import replace_now, replaces_at_once
 from .reviewing import clean_ids, reviewed_by
 from .forgetting import drop_unheld_words
 from .history import Entry, History
@@ -48,18 +49,18 @@ class Writer:
         self.history = history
 
     def add_many(self, items: list[dict], client: str = "", restore: bool = False, dry_run: bool = False,
-                 note: str = "") -> list[AddResult]:
+                 note: str = "", alone: bool = False) -> list[AddResult]:
         """Store facts with dedup-on-write; each fact is all or nothing, the batch one commit.
         An item's id, created_at and updated_at put back one that was deleted or exported;
         `restore` stores each as given, with no dedup (a backup into an empty memory: what was
         there, force-stored near duplicates and all). `dry_run`: every check and every answer
         as if stored, then nothing kept (the transaction rolled back, the index untouched).
-        `note`: each history entry's (an import names its file)."""
+        `note`: each history entry's (an import names its file). `alone`: POST /facts's one fact."""
         clean = clean_items(items)
         if clean and self.state.full:  # before the model is asked
             raise MemoryFull(self.state.full)
         return self._store(clean, *self._embed_facts([c.text for c in clean]), client=client, restore=restore,
-                           note=note or (RESTORED if restore else ""), dry_run=dry_run)
+                           note=note or (RESTORED if restore else ""), dry_run=dry_run, alone=alone)
 
     def import_batches(self, items: list[dict], size: int = 64, client: str = "", restore: bool = False,
                        note: str = "") -> Iterator[list[AddResult]]:
@@ -171,7 +172,7 @@ class Writer:
         for old, score, differs in proposals(near, {i: f.text for i, f in facts.items()}, text):
             self.state.db.execute("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)",
                                   (old, fid, round(score, 6), json.dumps(differs, ensure_ascii=False)))
-            out.append({"id": old, "fact": facts[old].to_dict(), "score": round(score, 6), "differs": differs})
+            out.append({"id": old, "fact": facts[old].to_dict(), "score": round(score, 6), "differs": differs, "replaced": False})
         return tuple(out)
 
     def _unlink(self, fid: int) -> None:
@@ -194,14 +195,14 @@ class Writer:
 
     def _store(self, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray], client: str = "",
                op: str = "add", note: str = "", undoes: int | None = None, restore: bool = False,
-               dry_run: bool = False, also: Callable[[], object] | None = None) -> list[AddResult]:
+               dry_run: bool = False, also: Callable[[], object] | None = None, alone: bool = False) -> list[AddResult]:
         """`restore`: no dedup and no proposals; a fact whose id is in use is still refused (IdTaken).
         `dry_run`: all of it, then rolled back. `also`: more of the same write, after the facts."""
         state = self.state
         results: list[AddResult] = []
         try:
             with state.lock, state.writing() as after:
-                self._store_in(after, clean, vectors, words, results, client, op, note, undoes, restore)
+                self._store_in(after, clean, vectors, words, results, client, op, note, undoes, restore, alone)
                 if also:
                     also()
                 if dry_run:
@@ -211,13 +212,13 @@ class Writer:
         return results
 
     def _store_in(self, after: list, clean: list[Item], vectors: np.ndarray, words: dict[str, np.ndarray],
-                  results: list[AddResult], client: str, op: str, note: str, undoes: int | None, restore: bool) -> None:
+                  results: list[AddResult], client: str, op: str, note: str, undoes: int | None, restore: bool,
+                  alone: bool = False) -> None:
         """The body of `_store`, inside its write: each result appended to `results`."""
         state, db = self.state, self.state.db
-        # Each type's new facts against that type's stored rows, one scan of its codes a
-        # type: it serves the near-dedup check, the pairs kept for review and the proposals.
-        # One fact's proposals need only its closest few down to PROPOSE (`top`), not every fact
-        # that far; a batch's share one scan, down to PROPOSE for all.
+        # Each type's new facts against its stored rows, one scan a type: for the near-dedup check,
+        # the review's pairs and the proposals. One fact's proposals need only its closest few down
+        # to PROPOSE (`top`), not every fact that far; a batch's share one scan, down to PROPOSE.
         low = min(state.floor, state.threshold)
         types = [c.type for c in clean]
         prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -286,12 +287,16 @@ class Writer:
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
             conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
+            at_once = replaces_at_once(state.proposals, alone and op == "add", client, item.source, state.review, conflicts)
+            if at_once:  # the memory's proposals setting: replaced in this write, the pair kept as done
+                conflicts, replaced = replace_now(db, self.reader, fid, conflicts, self.review_before), {**replaced, **at_once}
             fact = Fact(fid, text, type, item.source, created_at, updated_at, item.valid_until, superseded_by, reviewed_at)
             why = note
             if near:  # (an import's note, naming its file, stays first)
                 why = (why + "; " if why else "") + f"stored though a near duplicate of #{near[0]} ({near[2]:.3f}): the client's decision"
             if replaced:
                 why = (why + "; " if why else "") + "replaces " + ", ".join(f"#{i}" for i in replaced)
+                why += " at once (the memory's proposals setting is replace)" if at_once else ""
             before = {"replaced": [f.to_dict() for f in replaced.values()]} if replaced else None
             self.history.record(client, op, fid, before=before, after=fact, note=why, undoes=undoes)
             results.append(AddResult(fact, True, conflicts=conflicts,

@@ -59,7 +59,7 @@ def test_a_bad_pair_in_a_backup_imports_nothing_and_names_its_line(tmp_path):
     db = tmp_path / "m.db"
     assert main(["import", str(source), "--db", str(db), "--quiet"]) == 1
     [problem] = read(source).problems
-    assert problem.endswith(":4: conflicts[1].resolution must be null (proposed) or keep_both"), problem
+    assert problem.endswith(":4: conflicts[1].resolution must be null (proposed), keep_both or replace (replaced at once)"), problem
     assert not db.exists()
     assert read(source).conflicts == [good]  # the good line, as POST /conflicts/restore takes it
 

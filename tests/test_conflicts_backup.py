@@ -103,8 +103,8 @@ def two_logs(service):
     ({"old": 1, "new": 2, "score": True, "differs": DIFFERS}, "conflicts[1].score must be a number from -1 to 1"),
     ({"old": 1, "new": 2, "score": 0.7, "differs": {"kinds": ["mood"], "old": [], "new": []}}, "conflicts[1].differs must be"),
     ({"old": 1, "new": 2, "score": 0.7, "differs": {"kinds": [], "old": [3], "new": []}}, "conflicts[1].differs must be"),
-    ({"old": 1, "new": 2, "score": 0.7, "differs": DIFFERS, "resolution": "replace"},
-     "conflicts[1].resolution must be null (proposed) or keep_both"),
+    ({"old": 1, "new": 2, "score": 0.7, "differs": DIFFERS, "resolution": "keep_old"},
+     "conflicts[1].resolution must be null (proposed), keep_both or replace (replaced at once)"),
     ("a pair", "conflicts[1] must be an object"),
 ])
 def test_a_malformed_pair_is_refused_by_name_and_nothing_is_stored(api, two_logs, bad, message):

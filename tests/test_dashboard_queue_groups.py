@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import uuid
 
+import httpx
+
 import pytest
 from django.urls import reverse
 
@@ -140,3 +142,21 @@ def dict_of(fields: list[tuple[str, str]]) -> dict:
     for k, v in fields:
         out.setdefault(k, []).append(v)
     return out
+
+
+@pytest.mark.parametrize("name,form", [("contradiction_keep_all", {"pair": ["1-2", "3-4"]}),
+                                       ("contradiction_undo_all", {"entry": ["7", "8"]}),
+                                       ("contradiction_setting", {"proposals": "replace"})])
+def test_a_memory_that_is_down_is_a_page_that_says_so(owner_client, mock_memory, name, form):
+    def handler(request):
+        raise httpx.ConnectError("refused")
+
+    mock_memory(handler)
+    r = owner_client.post(reverse(name), form)
+    assert r.status_code == 503
+    assert "memory service" in r.content.decode() and "Traceback" not in r.content.decode()
+
+
+def test_undo_all_without_entries_is_a_clear_error(owner_client):
+    r = owner_client.post(reverse("contradiction_undo_all"), {"entry": ["x"]})
+    assert r.status_code == 400 and "Nothing to undo" in r.content.decode()

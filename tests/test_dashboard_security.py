@@ -136,11 +136,12 @@ def test_every_page_says_plainly_when_the_service_misbehaves(owner_client, mock_
         if pattern.name in PUBLIC | {"logout", "evaluation", "evaluation_compare", "trash", "audit", "undo_delete",
                                      "eval_cases", "eval_case_edit", "eval_import", "eval_shipped", "memory_create",
                                      "calibrate_step", "calibrate_adopt", "contradiction_resolve", "contradiction_undo",
+                                     "contradiction_keep_all", "contradiction_undo_all", "contradiction_setting",
                                      "inbox_delete", "inbox_resolve", "inbox_undo", "inbox_settings", "import",
                                      "import_job", "import_mapping", "import_dry_run", "import_run", "import_progress"}:
             continue  # these read the dashboard's own database (or check a name or a number, or write into a
             # set's own memory, or look up an upload kept by the dashboard) first; see below,
-            # test_memory_create.py, test_calibration.py, test_dashboard_memories_live.py,
+            # test_memory_create.py, test_calibration.py, test_dashboard_memories_live.py, test_dashboard_queue_groups.py,
             # test_dashboard_inbox.py and test_dashboard_imports.py
         url = example_url(route)
         for method in ("get", "post"):

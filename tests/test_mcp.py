@@ -161,6 +161,33 @@ def test_with_review_before_an_agents_save_is_pending_until_the_owner_approves(s
         api.put("/settings", json={"review": {"mode": "after"}})
 
 
+def test_a_client_the_owner_trusts_replaces_at_once_and_is_told_so(service, api):
+    """`proposals: replace` with the agent trusted: its save that proposes one fact replaces it,
+    and the answer says so under `replaced`, not `may_replace`; an untrusted agent is asked."""
+    from mcp_types import Implementation
+
+    assert api.put("/settings", json={"proposals": "replace", "review": {"trusted": ["trusted-agent"]}}).status_code == 200
+    try:
+        async def steps(client):
+            a = data(await client.call_tool("memory_save", {"text": "The owner's bike locker is number 8."}))
+            b = data(await client.call_tool("memory_save", {"text": "The owner's bike locker is number 23."}))
+            return a, b
+
+        a, b = run(service, steps, client_info=Implementation(name="trusted-agent", version="1.0"))
+        [done] = b["replaced"]
+        assert done["id"] == a["id"] and "at once" in done["why"] and "may_replace" not in b
+        assert api.get(f"/facts/{a['id']}").json()["superseded_by"] == b["id"]
+
+        async def other(client):
+            c = data(await client.call_tool("memory_save", {"text": "The owner's bike locker is number 31."}))
+            return c
+
+        c = run(service, other, client_info=Implementation(name="other-agent", version="1.0"))
+        assert [p["id"] for p in c["may_replace"]] == [b["id"]] and "replaced" not in c
+    finally:
+        assert api.put("/settings", json={"proposals": "propose", "review": {"trusted": []}}).status_code == 200
+
+
 def test_bad_calls_come_back_as_tool_errors_with_the_contracts_message(service):
     async def steps(client):
         return [

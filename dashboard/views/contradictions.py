@@ -70,9 +70,32 @@ def contradiction_list(request: HttpRequest) -> HttpResponse:
     who = writers(entries)
     rows = [row(p, who) for p in proposals]
     notes = {fid: e.note for fid, e in entries.items() if e}
+    try:
+        mode = client.settings().get("proposals")  # None: a memory without the setting
+    except NotFound:
+        mode = None
+    done = client.conflicts(limit=DONE_SHOWN, done=True) if mode == "replace" and not cursor else ([], None, 0)
     return render(request, "contradictions.html", {
         "rows": rows, "groups": grouped(rows, notes), "total": total, "next_cursor": next_cursor, "cursor": cursor,
-        "query": request.GET.urlencode(), "place": "queue"})
+        "query": request.GET.urlencode(), "place": "queue", "mode": mode, "done": [row(p) for p in done[0]],
+        "done_total": done[2]})
+
+
+@require_POST
+def contradiction_setting(request: HttpRequest) -> HttpResponse:
+    """The memory's proposals setting: every proposal waits for the owner, or a trusted client's
+    single proposal replaces at once (recorded, undoable, listed as done)."""
+    mode = request.POST.get("proposals")
+    if mode not in MODES:
+        return owner_mistake(request, "Unknown choice", "Choose “Ask me” or “Replace at once”.",
+                             back=reverse("contradictions"), back_label="The contradictions")
+    try:
+        memory(request.memory).put_settings(proposals=mode)
+    except (BadRequest, NotFound):  # a memory of an older contract keeps no such setting
+        messages.error(request, "This memory keeps no proposals setting: it speaks an older version of the contract.")
+    else:
+        messages.success(request, MODES[mode] + " The audit log's Undo puts the setting back.")
+    return redirect("contradictions")
 
 
 def posted_pair(request: HttpRequest) -> tuple[int | None, int | None, float, dict]:
@@ -93,6 +116,11 @@ def posted_pair(request: HttpRequest) -> tuple[int | None, int | None, float, di
                for k in ("kinds", "old", "new")}
     return old, new, score, differs
 
+
+MODES = {"propose": "Every proposal waits here for you.",
+         "replace": "A new answer written by the dashboard or a client you trust (on the Inbox page) replaces the one "
+                    "fact it answers at once, and is listed here as done; writes that propose more, and imports, wait."}
+DONE_SHOWN = 10  # the newest pairs replaced at once, shown above the queue
 
 DONE = {"replace": "#{new} replaces #{old}: #{old} is kept as replaced, and recall no longer answers with it.",
         "keep_old": "#{old} is right: #{new} is kept as replaced by it, and recall no longer answers with it.",
@@ -219,9 +247,12 @@ def contradiction_keep_all(request: HttpRequest) -> HttpResponse:
 @require_POST
 def contradiction_undo_all(request: HttpRequest) -> HttpResponse:
     """Undo a group's "both true for all" (newest first); the queue is shown again with its pairs."""
-    ids = [parse_id(v) for v in request.POST.getlist("entry")[:MOST_AT_ONCE]]
+    ids = {parse_id(v) for v in request.POST.getlist("entry")[:MOST_AT_ONCE]} - {None}
+    if not ids:
+        return owner_mistake(request, "Nothing to undo", "The form names no history entry.",
+                             back=reverse("contradictions"), back_label="The contradictions")
     client, failed = memory(request.memory), 0
-    for entry in sorted({i for i in ids if i is not None}, reverse=True):
+    for entry in sorted(ids, reverse=True):
         try:
             client.undo(entry)
         except (NotFound, Conflict):  # trimmed, or changed since: the audit log shows it

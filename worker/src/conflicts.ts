@@ -83,7 +83,7 @@ export class Conflicts extends Part {
 export function pairsOf(sql: SqlStorage, id: number): Pair[] {
   return sql.exec("SELECT id, old, new, score, differs, resolution FROM conflicts WHERE old = ? OR new = ? ORDER BY id", id, id)
     .toArray().map((r) => ({ id: r.id as number, old: r.old as number, new: r.new as number, score: r.score as number,
-      differs: JSON.parse(r.differs as string), resolution: r.resolution as "keep_both" | null }));
+      differs: JSON.parse(r.differs as string), resolution: r.resolution as Pair["resolution"] }));
 }
 
 /** Inside a write: each pair whose facts are here and whose pair and id are free, stored as it
@@ -97,7 +97,7 @@ export function putPairs(sql: SqlStorage, history: History, pairs: Pair[], clien
     if (!here || taken) continue;
     sql.exec("INSERT INTO conflicts (id, old, new, score, differs, resolution) VALUES (?, ?, ?, ?, ?, ?)",
       p.id, p.old, p.new, p.score, JSON.stringify(p.differs), p.resolution);
-    if (p.resolution && note !== null) {
+    if (p.resolution === "keep_both" && note !== null) { // (a pair replaced at once: its add entry covers it)
       const to: Resolved = { old: p.old, new: p.new, resolution: p.resolution };
       history.record(client, "resolve", p.new, { ...to, resolution: null }, to, note);
     }

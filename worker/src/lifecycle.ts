@@ -121,12 +121,12 @@ export interface Pair {
   new: number;
   score: number;
   differs: Differs;
-  resolution: "keep_both" | null;
+  resolution: "keep_both" | "replace" | null;  // "replace": replaced at once (replace_at_once.ts)
 }
 
 /** The `n`th pair of a backup (POST /conflicts/restore), as lifecycle.py `clean_pair`, with its
  * messages: `id` (may be left out), `old`, `new`, `score`, `differs`, `resolution` (null:
- * proposed, or "keep_both"). Other fields are ignored. */
+ * proposed, "keep_both", or "replace": replaced at once). Other fields are ignored. */
 export function cleanPair(item: unknown, n: number): Pair {
   const at = `conflicts[${n}]`;
   if (typeof item !== "object" || item === null || Array.isArray(item)) throw invalid(`${at} must be an object`);
@@ -151,7 +151,9 @@ export function cleanPair(item: unknown, n: number): Pair {
   if (!shaped) throw invalid(`${at}.differs must be {kinds, old, new}: lists of words, kinds of ${KINDS.join(", ")}`);
   for (const side of ["old", "new"] as const) for (const w of d[side] as string[]) wellFormed(w, `${at}.differs.${side}`);
   const resolution = i.resolution ?? null;
-  if (resolution !== null && resolution !== "keep_both") throw invalid(`${at}.resolution must be null (proposed) or keep_both`);
+  if (resolution !== null && resolution !== "keep_both" && resolution !== "replace") {
+    throw invalid(`${at}.resolution must be null (proposed), keep_both or replace (replaced at once)`);
+  }
   return { id, old, new: next, score, differs: d as unknown as Differs, resolution };
 }
 

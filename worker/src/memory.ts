@@ -16,6 +16,7 @@ import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, not
 import { Reader } from "./reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
 import { reindex } from "./reindexing";
+import { DEFAULT as PROPOSE, cleanMode } from "./replace_at_once";
 import { Review } from "./review";
 import { cleanReview, isDefault } from "./reviewing";
 import { migrate } from "./schema";
@@ -186,7 +187,11 @@ export class MemoryObject extends DurableObject<Env> {
       },
       "/duplicates/nearest": { GET: () => ({ nearest: review.nearest(p.get("type") || null), floor: state.floor }) },
       "/conflicts": {
-        GET: () => review.conflicts(intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, queryBool(p.get("all"), "all")),
+        GET: () => {
+          const [every, done] = [queryBool(p.get("all"), "all"), queryBool(p.get("done"), "done")];
+          if (every && done) throw invalid("all and done are two lists: ask for one");
+          return review.conflicts(intParam(p.get("limit"), "limit", 50, 1, MAX_LIMIT), p.get("cursor") || null, every, done);
+        },
       },
       "/conflicts/restore": {
         POST: async () => {
@@ -280,14 +285,15 @@ export class MemoryObject extends DurableObject<Env> {
   }
 
   /** PUT /settings: `fusion` as recall takes it, a preset and single settings over the shipped
-   * default, the memory's own duplicate `threshold` and its `review` setting (service.py
+   * default, the memory's own duplicate `threshold`, its `review` and `proposals` settings (service.py
    * `put_settings`), stored by writing.ts `setSettings`; what the body leaves out stays as it is. */
   private putSettings(data: Record<string, unknown>, client = ""): void {
-    if (!("fusion" in data) && !("threshold" in data) && !("review" in data)) {
-      throw invalid("fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
-        + "the memory's own duplicate threshold, and/or its review setting");
+    const known = ["fusion", "threshold", "review", "proposals"];
+    if (!known.some((k) => k in data)) {
+      throw invalid("fusion, threshold, review or proposals is required: the recall settings, as recall's fusion "
+        + "takes them, the memory's own duplicate threshold, its review setting, and/or its proposals setting");
     }
-    const unknown = Object.keys(data).filter((k) => k !== "fusion" && k !== "threshold" && k !== "review").sort();
+    const unknown = Object.keys(data).filter((k) => !known.includes(k)).sort();
     // A lone surrogate written as \udXXX, as Python's backslashreplace writes it.
     const escaped = unknown.join(", ").replace(/\p{Surrogate}/gu, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
     if (unknown.length) throw invalid(`unknown settings: ${escaped}`);
@@ -297,7 +303,9 @@ export class MemoryObject extends DurableObject<Env> {
     const own = !("threshold" in data) ? this.state.ownThreshold
       : data.threshold === null ? null : floatParam(data.threshold, "threshold", 0, this.state.floor, 1.0);
     const review = "review" in data ? cleanReview(data.review, this.state.review) : this.state.review;  // stored unless the default
-    this.writer.setSettings({ ...fusion, ...(own === null ? {} : { threshold: own }), ...(isDefault(review) ? {} : { review }) }, client);
+    const proposals = "proposals" in data ? cleanMode(data.proposals) : this.state.proposals;  // the same
+    this.writer.setSettings({ ...fusion, ...(own === null ? {} : { threshold: own }), ...(isDefault(review) ? {} : { review }),
+      ...(proposals === PROPOSE ? {} : { proposals }) }, client);
   }
 }
 

@@ -11,6 +11,7 @@ import { type Fact, cleanType, stamp } from "./facts";
 import { cleanPageCursor } from "./history";
 import { HttpError } from "./http";
 import type { Reader } from "./reading";
+import { DONE as REPLACED } from "./replace_at_once";
 import { Part, type State } from "./state";
 import { type FactType, TYPES } from "./vectors";
 
@@ -72,11 +73,12 @@ export class Review extends Part {
 
   /** GET /conflicts: the open proposals, newest first, a page of `limit` after `cursor` (the last
    * id of the previous page, as the history's), and how many are open. `every`: every pair kept,
-   * the resolved ones and those no longer asked about included (what a backup holds; conflicts.py `open`). */
-  conflicts(limit: number, cursor: string | null, every = false) {
+   * the resolved ones and those no longer asked about included (what a backup holds; conflicts.py `open`);
+   * `done`: those replaced at once (replace_at_once.ts) whose new fact still replaces the old. */
+  conflicts(limit: number, cursor: string | null, every = false, done = false) {
     const now = stamp(new Date());
     const before = cleanPageCursor(cursor);
-    const [which, args]: [string, SqlStorageValue[]] = every ? ["1", []] : [OPEN, [now, now]];
+    const [which, args]: [string, SqlStorageValue[]] = every ? ["1", []] : done ? [DONE, [REPLACED]] : [OPEN, [now, now]];
     const total = this.sql.exec<{ n: number }>(`SELECT count(*) AS n ${FROM} WHERE ${which}`, ...args).one().n;
     const [page, pageArgs] = before === null ? ["", []] : [" AND c.id < ?", [before]];
     const rows = this.sql.exec(`SELECT c.id, c.old, c.new, c.score, c.differs, c.resolution ${FROM} WHERE ${which}${page}`
@@ -109,6 +111,8 @@ const FROM = "FROM conflicts c JOIN facts o ON o.id = c.old JOIN facts n ON n.id
 // An open proposal: not resolved, and both its facts current (a proposal whose fact was replaced
 // or expired since is no longer asked about; it is kept, and is open again if that is undone).
 const OPEN = "c.resolution IS NULL AND (o.valid_until IS NULL OR o.valid_until > ?) AND (n.valid_until IS NULL OR n.valid_until > ?)";
+// Replaced at once: the write's pair marked done, and the write's fact still what replaces the old one.
+const DONE = "c.resolution = ? AND o.superseded_by = c.new";
 
 /** A pair as the contract gives it; `distinct`: why the two may be different facts after all
  * (dedup.ts, as review.py does), for the owner's review. */

@@ -4,6 +4,7 @@
 
 import type { ModelNumbers } from "./embedder";
 import { DEFAULT, type Fusion } from "./recall";
+import type { Mode } from "./replace_at_once";
 import type { ReviewSetting } from "./reviewing";
 
 export type Source = "model" | "environment" | "memory";
@@ -32,17 +33,18 @@ interface Held {
   sources: Sources;
   embedder: { model: string };
   review: ReviewSetting;
+  proposals: Mode;
 }
 
 /** GET /settings: the memory's own recall settings, the shipped ones and which differ, its review
- * setting, and the duplicate threshold, review floor and expansion cut-off in use with where each comes from. */
+ * and proposals settings, and the duplicate threshold, review floor and expansion cut-off in use with where each comes from. */
 export function settingsAnswer(state: Held) {
   const [mine, shipped] = [state.fusion, state.shipped];
   const changed = (Object.keys(mine) as (keyof Fusion)[]).filter((k) => mine[k] !== shipped[k]);
   const n = state.numbers;
   return {
     fusion: mine, shipped, changed,
-    review: { ...state.review, trusted: [...state.review.trusted] },
+    review: { ...state.review, trusted: [...state.review.trusted] }, proposals: state.proposals,
     model: { id: state.embedder.model, measured: n.measured },
     thresholds: {
       duplicate: { value: state.threshold, from: state.ownThreshold !== null ? "memory" : state.sources.duplicate, model: n.threshold },

@@ -9,6 +9,7 @@ import { vectorsById } from "./by_key";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
 import { HttpError } from "./http";
 import { type Fusion } from "./recall";
+import { DEFAULT as PROPOSE, type Mode } from "./replace_at_once";
 import { type ReviewSetting, defaultReview, isDefault } from "./reviewing";
 import { type Sources, processNumbers } from "./settings";
 import { TextVectors } from "./text_vectors";
@@ -48,6 +49,7 @@ export class State {
   readonly shipped: Fusion;
   fusion: Fusion;
   review: ReviewSetting = defaultReview();  // the memory's own (reviewing.ts)
+  proposals: Mode = PROPOSE;  // the memory's own (replace_at_once.ts)
 
   constructor(readonly ctx: DurableObjectState, env: Env) {
     this.sql = ctx.storage.sql;
@@ -87,13 +89,14 @@ export class State {
   }
 
   /** The memory's own settings as stored and recorded in the history: the recall settings (those
-   * stored in it, or the shipped default), `threshold` when it has its own, and `review` when it
-   * is not the default. */
+   * stored in it, or the shipped default), `threshold` when it has its own, and `review` and
+   * `proposals` when they are not the default. */
   settings(): Record<string, unknown> {
     return {
       ...this.fusion,
       ...(this.ownThreshold === null ? {} : { threshold: this.ownThreshold }),
       ...(isDefault(this.review) ? {} : { review: { ...this.review, trusted: [...this.review.trusted] } }),
+      ...(this.proposals === PROPOSE ? {} : { proposals: this.proposals }),
     };
   }
 
@@ -105,6 +108,7 @@ export class State {
     const review = (stored?.review ?? {}) as Partial<ReviewSetting>;
     this.review = { ...defaultReview(), ...review };
     this.review.trusted = [...this.review.trusted];
+    this.proposals = (stored?.proposals as Mode | undefined) || PROPOSE;
   }
 
   /** Every pair at the floor is in the table (the fill has caught up). */

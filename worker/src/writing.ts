@@ -17,9 +17,10 @@ import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanT
 import { dropUnheldWords } from "./forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "./history";
 import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "./http";
-import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
+import { PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
 import type { Fusion } from "./recall";
 import type { Reader } from "./reading";
+import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
 import { embedLacking } from "./reindexing";
 import { cleanIds, reviewedBy } from "./reviewing";
@@ -36,9 +37,9 @@ type Pending = { id: number; type: FactType; vector: Float32Array };
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export const RESTORED = "from a backup: stored as it was, without the duplicate check";
 
-/** How `addMany` stores (its defaults: an add, deduplicated, kept). */
+/** How `addMany` stores (its defaults: an add, deduplicated, kept; `alone`: POST /facts's one fact). */
 type AddHow = { op?: Op; note?: string; undoes?: number | null; restore?: boolean; dryRun?: boolean; check?: () => void;
-  also?: () => void };
+  also?: () => void; alone?: boolean };
 
 /** What `addMany` answers for each fact: its status and body (as POST /facts answers). */
 type Added = { status: number; body: { id: number; created: boolean; fact: Fact; [more: string]: unknown } };
@@ -50,9 +51,6 @@ class RolledBack extends Error {
     super("a dry run: rolled back");
   }
 }
-
-/** A created fact's proposal: a current fact it may replace (lifecycle.ts `proposals`). */
-type Proposal = { id: number; fact: Fact; score: number; differs: Differs };
 
 export class Writer extends Part {
   constructor(state: State, private reader: Reader, private history: History) {
@@ -148,7 +146,7 @@ export class Writer extends Part {
     return proposals(eligible, new Map(eligible.map(([other]) => [other, facts.get(other)!.text])), text).map(([other, cosine, differs]) => {
       const score = round6(cosine);
       this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", other, id, score, JSON.stringify(differs));
-      return { id: other, fact: facts.get(other)!, score, differs };
+      return { id: other, fact: facts.get(other)!, score, differs, replaced: false };
     });
   }
 
@@ -164,7 +162,7 @@ export class Writer extends Part {
   // entry it undoes (`undoes`, marked in the write's transaction) and says so (`note`).
 
   async addOne(data: Record<string, unknown>, client = ""): Promise<Response> {
-    const [r] = await this.addMany([data], client);
+    const [r] = await this.addMany([data], client, { alone: true });
     return Response.json(r.body, { status: r.status });
   }
 
@@ -195,7 +193,7 @@ export class Writer extends Part {
    * `check`: what must still hold, run again inside the transaction (an undo's); `also`: more of
    * the same transaction, after the facts (an undone delete's pairs and replacements, undo.ts). */
   async addMany(items: Record<string, unknown>[], client = "", how: AddHow = {}): Promise<Added[]> {
-    const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check, also } = how;
+    const { op = "add", note = "", undoes = null, restore = false, dryRun = false, check, also, alone = false } = how;
     const clean = items.map((i) => {
       const c = {
         text: cleanText(i.text),
@@ -237,7 +235,7 @@ export class Writer extends Part {
       check?.();
       const out = clean.map((c, i): Added => {
         // As they are now: an earlier fact of the batch may have replaced one.
-        const replaced = replaceable(c.supersedes, this.reader.getMany(c.supersedes));
+        let replaced = replaceable(c.supersedes, this.reader.getMany(c.supersedes));
         // One list of neighbours serves the dedup check, the pairs and the proposals. A fact's
         // proposals need only its closest few down to PROPOSE (`top`), not every fact that far; in a
         // batch of several of its type, each is scanned down to PROPOSE (writing.py's share one scan).
@@ -276,7 +274,11 @@ export class Writer extends Part {
           id, this.embedder.model, vectors[i].length, toBlob(vectors[i]));
         storePairs(this.state, id, c.type, near);
         for (const f of replaced) replace(this.sql, f.id, id, this.reviewBefore);  // each named fact, in this write
-        const conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
+        let conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
+        const atOnce = replacesAtOnce(this.state.proposals, alone && op === "add", client, c.source, this.state.review, conflicts);
+        if (atOnce) {  // the memory's proposals setting: replaced in this write, the pair kept as done
+          [conflicts, replaced] = [replaceNow(this.sql, this.reader, id, conflicts, this.reviewBefore), [...replaced, ...atOnce]];
+        }
         pending.push({ id, type: c.type, vector: vectors[i] });
         stored.push(c.text);
         const fact: Fact = {
@@ -288,6 +290,7 @@ export class Writer extends Part {
           why = `${why ? `${why}; ` : ""}stored though a near duplicate of #${found[0]} (${found[2].toFixed(3)}): the client's decision`;
         }
         if (replaced.length) why = `${why ? `${why}; ` : ""}replaces ${replaced.map((f) => `#${f.id}`).join(", ")}`;
+        if (atOnce) why += " at once (the memory's proposals setting is replace)";
         this.history.record(client, op, id, replaced.length ? { replaced } : null, fact, why, undoes);
         // Pending: kept unreviewed where only reviewed facts are recalled (recalled once reviewed).
         const waits = reviewedAt === null && this.reviewBefore ? { pending: true } : {};
@@ -464,7 +467,7 @@ export class Writer extends Part {
   }
 
   /** The memory's own settings (the recall settings, `threshold` when it has its own duplicate
-   * threshold and `review` when it is not the default), recorded with those before (writing.py
+   * threshold, `review` and `proposals` when not the default), recorded with those before (writing.py
    * `set_settings`); settings equal to those in use change nothing and record nothing, but an
    * undo is always recorded (else the entry it undoes would stay not undone). */
   setSettings(fusion: Fusion | Record<string, unknown>, client = "", note = "", undoes: number | null = null): void {

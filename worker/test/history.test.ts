@@ -312,8 +312,8 @@ describe("the memory's own settings", () => {
     const cases: [unknown, string][] = [
       [{ fusion: { rerank: 99 } }, "fusion.rerank must be between 0 and 20"], [{ fusion: { nope: 1 } }, "unknown fusion settings: nope"],
       [{ fusion: { expand: "x" } }, "fusion.expand must be a number"], [{ fusion: {}, other: 1, extra: true }, "unknown settings: extra, other"],
-      [{}, "fusion, threshold or review is required: the recall settings, as recall's fusion takes them, "
-        + "the memory's own duplicate threshold, and/or its review setting"],
+      [{}, "fusion, threshold, review or proposals is required: the recall settings, as recall's fusion takes them, "
+        + "the memory's own duplicate threshold, its review setting, and/or its proposals setting"],
       [{ fusion: { depth: -1 } }, "fusion.depth must be between 1 and 1000"],
       [{ threshold: 0.7 }, "threshold must be between 0.8 and 1"], [{ threshold: "" }, "threshold must be a number"],
       [{ fusion: "seed" }, "fusion must be an object"],

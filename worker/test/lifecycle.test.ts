@@ -557,7 +557,7 @@ describe("a backup's pairs", () => {
       [{ ...good, differs: { ...DIFFERS, more: [] } }, "conflicts[1].differs must be {kinds, old, new}: lists of words, kinds of number, date, negation, name, word"],
       [{ ...good, differs: { ...DIFFERS, kinds: ["mood"] } }, "conflicts[1].differs must be {kinds, old, new}: lists of words, kinds of number, date, negation, name, word"],
       [{ ...good, differs: { ...DIFFERS, new: ["\ud800"] } }, "conflicts[1].differs.new contains a lone surrogate: it is not valid Unicode"],
-      [{ ...good, resolution: "replace" }, "conflicts[1].resolution must be null (proposed) or keep_both"],
+      [{ ...good, resolution: "keep_old" }, "conflicts[1].resolution must be null (proposed), keep_both or replace (replaced at once)"],
       [[good], "conflicts[1] must be an object"],
     ];
     for (const [bad, message] of cases) {
