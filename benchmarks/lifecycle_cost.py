@@ -7,7 +7,8 @@ without it, in one process on one memory, so the machine's noise is shared:
   `include_stale` (no filter: the v3 path) against the default current-only filter, with no fact
   replaced, then with 10% of the facts replaced;
 - write p50/p95 of one fact: without proposals (the bar raised out of reach) against with them
-  (its closest current facts down to cosine 0.5 rescored, and the proposals' rows).
+  (its closest 5 current facts down to cosine 0.4 asked whether they answer its question, and the
+  proposals' rows).
 
 Synthetic facts (benchmarks/synthetic.py), the real model. Every fact written is deleted again
 before the next, so each write sees the same memory; each query and each write is measured both

@@ -53,7 +53,7 @@ import synthetic  # noqa: E402
 from tests import worker_service  # noqa: E402
 from tests.worker_service import WorkerHost, WorkerMemory  # noqa: E402
 
-PROPOSE_LINE = "export const PROPOSE = 0.5;"
+PROPOSE_LINE = "export const PROPOSE = 0.4;"
 
 
 def without_proposals(beside: Path) -> Path:
