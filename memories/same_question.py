@@ -63,6 +63,12 @@ RETRACTS = 0.4
 CHANGED = 0.5
 CLOSE = 0.8
 NEAR = 0.6
+# Two things said about one labelled subject ("D3.js: used for graphs" / "D3.js: licence ISC", as
+# an MCP memory graph's observations read) differ in more than a short answer ("Tech stack: Go").
+LABEL = re.compile(r"^([^:\n]{1,60}?): ")
+ANSWER_WORDS = 3
+# A subject written as one identifier ("mcp-server-memory", "D3.js"): what a text opens with.
+IDENT = re.compile(r"^([^\W_]+(?:[-._/][^\W_]+)+)")
 
 TOKEN = re.compile(r"n't|\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_]+(?:_[^\W\d_]+|'[^\W\d_]+)?|'s", re.UNICODE)
 
@@ -175,7 +181,9 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
     # The subject: the first thing either names is named by the other too.
     if ko[0] not in shared and kn[0] not in shared:
         return None
-    found = _value(o, n, shared, only_old, only_new, cues)
+    if _observations(old, new, said_old, said_new) or _other_subjects(old, new):
+        return None
+    found = _value(o, n, shared, only_old, only_new, cues, _named(old) | _named(new))
     if found:
         return found
     # A fresh sentence that says what changed ("The owner sold the Corolla and drives a Tesla."):
@@ -227,6 +235,12 @@ def _owns(words: Words, at: list[int]) -> bool:
     return True
 
 
+def _observations(old: str, new: str, said_old: list[str], said_new: list[str]) -> bool:
+    """Both open with one label and say more than a short answer after it."""
+    a, b = LABEL.match(old), LABEL.match(new)
+    return bool(a and b and a.group(1) == b.group(1) and max(len(said_old), len(said_new)) > ANSWER_WORDS)
+
+
 def _same_owned(o: Words, n: Words) -> bool:
     a, b = _owned(o), _owned(n)
     return not a or not b or a == b
@@ -245,7 +259,19 @@ def _at(words: Words, keys: set[str]) -> list[int]:
     return [i for i, k in enumerate(words.keys) if k in keys]
 
 
-def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: set[str], cues: set[str]) -> Answer | None:
+def _other_subjects(old: str, new: str) -> bool:
+    """Both open with an identifier, not the same one: "issue-8-entity-types ..." / "issue-9-relation-types ..."."""
+    a, b = IDENT.match(old), IDENT.match(new)
+    return bool(a and b and a.group(1) != b.group(1))
+
+
+def _named(text: str) -> set[str]:
+    found = IDENT.match(text)
+    return {k for k in read(found.group(1)).keys if k and k != "~"} if found else set()
+
+
+def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: set[str], cues: set[str],
+           named: set[str]) -> Answer | None:
     """The frame kept and its value changed: "The standup is at 9:30." / "... at 10:00 now."."""
     if not only_old or not only_new:
         return None
@@ -253,7 +279,7 @@ def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: s
     if run_old is None or run_new is None:
         return None
     # The frame is more than its subject: an attribute, a relation or a verb both keep.
-    if not shared - _subject(o) - _subject(n):
+    if not shared - _subject(o) - _subject(n) - named:
         return None
     # ... in one order, with the answer in one place of it: "Cosima reports to Ulla." and "Ulla
     # reports to Ivo." share their words, not their frame.

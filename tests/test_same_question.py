@@ -61,3 +61,13 @@ def test_two_owners_of_one_relation_are_two_subjects():
     # Kerensa is the mother of both: another subject's same attribute, not a second answer.
     assert answers("Kerensa Aldous is Fitzroy Aldous's mother.", "Kerensa Aldous is Hamish Aldous's mother.", 0.92) is None
     assert answers("The owner's dentist is Dr Alvarez.", "The owner's dentist is Dr Okafor.", 0.9).reason == "value"
+
+
+def test_things_said_about_one_labelled_or_named_subject_are_not_two_answers():
+    # An MCP memory graph's observations and relations: each a fact about its entity.
+    assert answers("D3.js: Библиотека визуализации данных, v7.8.5", "D3.js: Основа для визуализации графов в браузере", 0.85) is None
+    assert answers("mcp-server-memory developed by Anthropic", "mcp-server-memory integrates with Claude Desktop", 0.71) is None
+    assert answers("issue-8-entity-types enhances server-memory-editor",
+                   "issue-9-relation-types enhances server-memory-editor", 0.8) is None
+    # A short answer after a label is still an answer.
+    assert answers("Tech stack: Python and Django.", "Tech stack: Go.", 0.6).reason == "value"

@@ -30,7 +30,11 @@ EDGES = [
     ("The owner's cat is called Whiskers.", "The kids renamed the cat Pumpkin."),
     ("The flight to Vilnius is BT 136 on 21 May 2027 at 18:50.", "The flight back from Vilnius is BT 139 on 22 May 2027 at 07:05."),
     ("Kerensa Aldous is Fitzroy Aldous's mother.", "Kerensa Aldous is Hamish Aldous's mother."),
-    ("The gym opens at 6:00.", "The new gym opens at 7:00."), ("Ana's school is Oakfield.", "Ana's school is St Anne's."), ("١٢٣ is the code.", "٤٥٦ is the code now."),
+    ("The gym opens at 6:00.", "The new gym opens at 7:00."), ("Ana's school is Oakfield.", "Ana's school is St Anne's."),
+    ("D3.js: Библиотека визуализации данных, v7.8.5", "D3.js: Основа для визуализации графов в браузере"),
+    ("Tech stack: Python and Django.", "Tech stack: Go."), ("mcp-server-memory developed by Anthropic", "mcp-server-memory integrates with Claude Desktop"),
+    ("issue-8-entity-types enhances server-memory-editor", "issue-9-relation-types enhances server-memory-editor"),
+    ("İ-1: x", "İ-1: y z w v u"), ("a_b-c: one two three four five", "a_b-c: six"), ("١٢٣ is the code.", "٤٥٦ is the code now."),
     ("ǅemal is the owner's dentist.", "ǅemal is no longer the owner's dentist."), ("Leo's lesson is at 4pm.", "Leo's lesson is at 5pm."),
 ]
 

@@ -65,6 +65,12 @@ const RETRACTS = 0.4;
 const CHANGED = 0.5;
 const CLOSE = 0.8;
 const NEAR = 0.6;
+// Two things said about one labelled subject ("D3.js: used for graphs" / "D3.js: licence ISC", as
+// an MCP memory graph's observations read) differ in more than a short answer ("Tech stack: Go").
+const LABEL = /^([^:\n]{1,60}?): /u;
+const ANSWER_WORDS = 3;
+// A subject written as one identifier ("mcp-server-memory", "D3.js"): what a text opens with.
+const IDENT = /^([\p{L}\p{N}]+(?:[-._/][\p{L}\p{N}]+)+)/u;
 
 const ALPHA = "\\p{L}\\p{Nl}\\p{No}";  // Python's [^\W\d_]
 const TOKEN = new RegExp(`n't|\\p{Nd}+(?:[:.,/-]\\p{Nd}+)*[\\p{L}\\p{N}]*|[${ALPHA}]+(?:_[${ALPHA}]+|'[${ALPHA}]+)?|'s`, "gu");
@@ -179,7 +185,8 @@ export function answers(old: string, next: string, cosine = 0.0): Answer | null 
   }
   // The subject: the first thing either names is named by the other too.
   if (!shared.has(ko[0]) && !shared.has(kn[0])) return null;
-  const found = value(o, n, shared, onlyOld, onlyNew, cues);
+  if (observations(old, next, differs.old, differs.new) || otherSubjects(old, next)) return null;
+  const found = value(o, n, shared, onlyOld, onlyNew, cues, new Set([...named(old), ...named(next)]));
   if (found) return found;
   // A fresh sentence that says what changed ("The owner sold the Corolla and drives a Tesla."):
   // a strong change word, and most of the old fact said again.
@@ -242,6 +249,12 @@ function owns(words: Words, at: number[]): boolean {
   return true;
 }
 
+/** Both open with one label and say more than a short answer after it. */
+function observations(old: string, next: string, saidOld: string[], saidNew: string[]): boolean {
+  const a = LABEL.exec(old), b = LABEL.exec(next);
+  return a !== null && b !== null && a[1] === b[1] && Math.max(saidOld.length, saidNew.length) > ANSWER_WORDS;
+}
+
 function sameOwned(o: Words, n: Words): boolean {
   const a = owned(o), b = owned(n);
   return !a || !b || a === b;
@@ -260,13 +273,25 @@ function at(words: Words, keys: Set<string>): number[] {
   return words.keys.flatMap((k, i) => (keys.has(k) ? [i] : []));
 }
 
+/** Both open with an identifier, not the same one: "issue-8-entity-types ..." / "issue-9-relation-types ...". */
+function otherSubjects(old: string, next: string): boolean {
+  const a = IDENT.exec(old), b = IDENT.exec(next);
+  return a !== null && b !== null && a[1] !== b[1];
+}
+
+function named(text: string): Set<string> {
+  const found = IDENT.exec(text);
+  return new Set(found ? read(found[1]).keys.filter((k) => k && k !== "~") : []);
+}
+
 /** The frame kept and its value changed: "The standup is at 9:30." / "... at 10:00 now."." */
-function value(o: Words, n: Words, shared: Set<string>, onlyOld: Set<string>, onlyNew: Set<string>, cues: Set<string>): Answer | null {
+function value(o: Words, n: Words, shared: Set<string>, onlyOld: Set<string>, onlyNew: Set<string>, cues: Set<string>,
+  named: Set<string>): Answer | null {
   if (!onlyOld.size || !onlyNew.size) return null;
   const runOld = run(o, onlyOld, shared), runNew = run(n, onlyNew, shared);
   if (runOld === null || runNew === null) return null;
   // The frame is more than its subject: an attribute, a relation or a verb both keep.
-  if (!minus(minus(shared, subject(o)), subject(n)).size) return null;
+  if (!minus(minus(minus(shared, subject(o)), subject(n)), named).size) return null;
   // ... in one order, with the answer in one place of it: "Cosima reports to Ulla." and "Ulla
   // reports to Ivo." share their words, not their frame.
   if (JSON.stringify(frame(o, shared, runOld)) !== JSON.stringify(frame(n, shared, runNew))) return null;
