@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("import", help="add the facts of a JSONL backup, or (--from) another tool's memories")
     p.add_argument("file")
-    p.add_argument("--from", dest="format", help="the file's format: chatgpt-list, claude-list, csv, json, jsonl, mem0, letta")
+    p.add_argument("--from", dest="format", help="the file's format: chatgpt-list, claude-list, csv, json, jsonl, mem0, letta, mcp-memory")
     p.add_argument("--map", help="with --from csv/json/jsonl: which column is each of text, type, source, time "
                                  "(text=memory,time=created)")
     p.add_argument("--dry-run", action="store_true", help="with --from: say what would be stored, merged, proposed and "

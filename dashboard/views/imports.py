@@ -39,6 +39,7 @@ FORMATS = {  # importers.formats(), with the words the page shows
     "jsonl": "JSON Lines: one object a line",
     "mem0": "mem0: get_all or its export",
     "letta": "Letta: an agent's archival passages",
+    "mcp-memory": "MCP memory server: its memory.jsonl (entities' observations and relations)",
 }
 ROLES = {"text": "Text", "type": "Type (fact, skill or log)", "source": "Source", "time": "Time (ISO-8601, or a date)"}
 PREVIEW = 5  # rows the mapping's preview shows

@@ -10,6 +10,7 @@ The formats, as their public documentation described them on 2026-12-02 (docs/op
     csv, json, jsonl            table.py       rows or objects, with a column mapping
     mem0                        mem0.py        mem0's get_all / export: memory, created_at, metadata
     letta                       letta.py       Letta's archival passages: text, created_at, tags
+    mcp-memory                  mcp_memory.py  the MCP memory server's graph (memory.jsonl): entities, relations
 """
 
 from __future__ import annotations
@@ -77,10 +78,11 @@ def json_list(text: str, keys: tuple[str, ...], what: str) -> list:
 
 def formats() -> dict:
     """Format name -> its reader, `read(text, mapping) -> Parsed`."""
-    from . import letta, mem0, plain_list, table
+    from . import letta, mcp_memory, mem0, plain_list, table
 
     return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
-            "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read}
+            "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read,
+            "mcp-memory": mcp_memory.read}
 
 
 def read(format: str, path: Path, mapping: dict | None = None) -> Parsed:
