@@ -7,16 +7,13 @@ dry run and import of the real file on both memories: it stores exactly what the
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memories import importers
 from memories.importers import mcp_memory
+from tests.cli_import import dry_run_then_import
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "fixtures" / "imports" / "mcp-memory-editor.jsonl"
@@ -70,22 +67,9 @@ def service(either_service):
 
 
 def test_the_cli_stores_exactly_what_its_dry_run_said_on_both_memories(service, api):
-    env = {**os.environ, "MEMORY_SECRET": service.secret, "PYTHONPATH": str(ROOT)}
-
-    def run(*more):
-        return subprocess.run([sys.executable, "-m", "memories", "import", str(REAL), "--from", "mcp-memory",
-                               "--url", service.url, "--quiet", *more], capture_output=True, text=True, env=env,
-                              timeout=600, cwd=ROOT)
-
-    dry = run("--dry-run")
-    assert dry.returncode == 0, dry.stderr
-    found = re.search(r"(\d+) would be stored, (\d+) merged as duplicates, (\d+) proposed as replacing a fact, (\d+) refused",
-                      dry.stderr)
-    store, merged, proposed, refused = map(int, found.groups())
+    store, merged, proposed, refused = dry_run_then_import(service, REAL, "mcp-memory")
     assert store + merged == len(importers.read("mcp-memory", REAL).items) and refused == 0
     assert proposed <= (store + merged) // 20 + 1  # an import of a real graph must not fill the queue
-    done = run()
-    assert done.returncode == 0, done.stderr
     stored = api.get("/facts", params={"source_prefix": "import:mcp-memory", "limit": 100}).json()
     assert stored["total"] == store
     assert api.get("/conflicts").json()["total"] == proposed

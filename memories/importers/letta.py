@@ -1,16 +1,21 @@
-"""Letta's archival memory: passages as its API lists them (`GET /v1/agents/{id}/archival-memory`,
+"""Letta's memories: an agent file (`.af`, letta_agent.py reads its memory blocks), or its archival memory: passages as its API lists them (`GET /v1/agents/{id}/archival-memory`,
 `/v1/archives/{id}/passages`): each `{"id", "text", "created_at", "tags", "metadata", ...}`, as a
 list or under "passages". The text is `text`; the source `import:letta`, and `import:letta:<tag>` when a
 passage has exactly one tag (a tag says what kind of memory it is)."""
 
 from __future__ import annotations
 
-from . import Parsed, json_list
+from . import Parsed, json_list, letta_agent, load_json
 from .facts import candidate
 
 
 def read(text: str, mapping: dict) -> Parsed:
-    data = json_list(text, ("passages", "data"), "Letta's passages")
+    document = load_json(text)
+    if isinstance(document, str) and document.lstrip().startswith("{"):  # saved as a JSON string of the JSON
+        document = load_json(document)
+    if letta_agent.is_agent_file(document):
+        return letta_agent.read(document)
+    data = json_list(text, ("passages", "data"), "Letta's passages or an agent file (.af)")
     parsed = Parsed(columns=["text", "created_at", "tags"])
     for i, p in enumerate(data, start=1):
         if not isinstance(p, dict):
