@@ -81,6 +81,7 @@ class Job:
     imported: set[int] = field(default_factory=set)  # their ids
     problem: str | None = None  # what failed in the memory during the dry run or the import
     failed_in: str = ""  # FAILED_IN's words for the phase that failed
+    read_as: str = ""  # with the format "auto": why the file was read as `format` (importers.detect)
     dropped: bool = False
     thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -155,14 +156,14 @@ def keep(upload, format: str) -> tuple[Path, int]:
     folder = Path(tempfile.mkdtemp(prefix="memory-desk-import-"))
     path = folder / "upload"
     estimate = ITEM_BYTES
+    document, by_line = 0, 0
     with path.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-            if format in DOCUMENTS:
-                estimate += ITEM_BYTES * chunk.count(b"{") + ELEMENT_BYTES * chunk.count(b",")
-            else:
-                estimate += ITEM_BYTES * chunk.count(b"\n")
-    return path, estimate
+            document += ITEM_BYTES * chunk.count(b"{") + ELEMENT_BYTES * chunk.count(b",")
+            by_line += ITEM_BYTES * chunk.count(b"\n")
+    # ("auto": the format is not known yet, so the larger of the two)
+    return path, estimate + (document if format in DOCUMENTS else max(document, by_line) if format == "auto" else by_line)
 
 
 def admit(job: Job) -> str | None:

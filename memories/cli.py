@@ -184,6 +184,9 @@ def import_from(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     try:
+        if args.format == "auto":
+            args.format, why = importers.detected(path)
+            print(f"{path.name}: read as {args.format}, {why}", file=sys.stderr)
         parsed = importers.read(args.format, path, parse_mapping(args.map))
     except importers.Malformed as e:
         print(f"nothing imported: {e}", file=sys.stderr)
@@ -400,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("import", help="add the facts of a JSONL backup, or (--from) another tool's memories")
     p.add_argument("file")
-    p.add_argument("--from", dest="format", help="the file's format: chatgpt-list, claude-list, csv, json, jsonl, mem0, letta, mcp-memory")
+    p.add_argument("--from", dest="format", help="the file's format: auto (found from its content), list, chatgpt-list, claude-list, csv, json, "
+                   "jsonl, mem0, letta (passages or an agent file), mcp-memory")
     p.add_argument("--map", help="with --from csv/json/jsonl: which column is each of text, type, source, time "
                                  "(text=memory,time=created)")
     p.add_argument("--dry-run", action="store_true", help="with --from: say what would be stored, merged, proposed and "

@@ -14,6 +14,7 @@ client the memory does not count as the owner's review."""
 from __future__ import annotations
 
 import secrets
+import shutil
 from pathlib import Path
 
 from django.conf import settings
@@ -32,6 +33,8 @@ from ..strip import with_strip
 
 CLIENT = "dashboard-import"  # X-Memory-Client of an import's writes: not the owner's review
 FORMATS = {  # importers.formats(), with the words the page shows
+    "auto": "Found from the file's content (Letta, mem0, the MCP memory server, CSV, JSON, a list)",
+    "list": "A list of memories, one a line (from any tool)",
     "chatgpt-list": "ChatGPT: the list copied from Settings › Personalization › Manage memories",
     "claude-list": "Claude: the list copied from its memory settings",
     "csv": "CSV with a header row",
@@ -76,7 +79,7 @@ def unique(items: list[dict]) -> int:
 def import_start(request: HttpRequest) -> HttpResponse:
     """The upload form; a POST keeps the file and reads it, then shows its page."""
     limit = max_file_bytes()
-    context = {"formats": FORMATS, "max_bytes": limit, "format": request.POST.get("format", ""),
+    context = {"formats": FORMATS, "max_bytes": limit, "format": request.POST.get("format", "auto"),
                "recent": jobs.recent(request.memory, request.user.pk)}
     if request.method == "GET":
         return render(request, "imports.html", context)
@@ -96,8 +99,15 @@ def import_start(request: HttpRequest) -> HttpResponse:
         return render(request, "imports.html", {**context, "problem": problem}, status=413 if too_big else 400)
     jobs.forget_jobs()
     path, estimate = jobs.keep(upload, fmt)
+    read_as = ""
+    if fmt == "auto":  # the format from the content, before anything is read as one
+        try:
+            fmt, read_as = importers.detected(path)
+        except importers.Malformed as e:
+            shutil.rmtree(path.parent, ignore_errors=True)  # (keep() gave it a folder of its own)
+            return render(request, "imports.html", {**context, "problem": f"{shown_name(upload.name)}: {e}."}, status=400)
     job = Job(secrets.token_urlsafe(12), request.memory, request.user.pk, shown_name(upload.name), fmt, path, upload.size,
-              estimate)
+              estimate, read_as=read_as)
     problem = jobs.admit(job)
     if problem:
         return render(request, "imports.html", {**context, "problem": problem}, status=413)

@@ -6,9 +6,11 @@ through a dry run first, then store exactly what it showed.
 
 The formats, as their public documentation described them on 2026-12-02 (docs/operations.md):
 
-    chatgpt-list, claude-list   plain_list.py  one memory a line, as copied from the memory settings
+    list, chatgpt-list,         plain_list.py  one memory a line, as copied from the memory settings
+    claude-list
     csv, json, jsonl            table.py       rows or objects, with a column mapping
     mem0                        mem0.py        mem0's get_all / export: memory, created_at, metadata
+    auto                        detect.py      the format found from the content (the default)
     letta                       letta.py       Letta's archival passages: text, created_at, tags
     mcp-memory                  mcp_memory.py  the MCP memory server's graph (memory.jsonl): entities, relations
 """
@@ -82,7 +84,14 @@ def formats() -> dict:
 
     return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
             "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read,
-            "mcp-memory": mcp_memory.read}
+            "mcp-memory": mcp_memory.read, "list": plain_list.any_list}
+
+
+def detected(path: Path) -> tuple[str, str]:
+    """The file's format found from its content, and why (detect.py)."""
+    from .detect import detect
+
+    return detect(read_text(path))
 
 
 def read(format: str, path: Path, mapping: dict | None = None) -> Parsed:

@@ -34,3 +34,8 @@ def chatgpt(text: str, mapping: dict) -> Parsed:
 
 def claude(text: str, mapping: dict) -> Parsed:
     return read(text, "import:claude")
+
+
+def any_list(text: str, mapping: dict) -> Parsed:
+    """A list whose tool is not named (`--from auto` found a plain list)."""
+    return read(text, "import:list")

@@ -1,0 +1,76 @@
+"""Which format a file is, from its content (`--from auto`, the Import page's default): the format
+and why, in words the dry run shows ("a Letta agent file: it has agents and blocks"). A file in
+no known format is Malformed, naming what was seen and the formats known."""
+
+from __future__ import annotations
+
+import json
+
+from . import Malformed, formats, lines
+
+TEXT_COLUMNS = ("text", "memory", "content", "fact")
+
+
+def detect(text: str) -> tuple[str, str]:
+    stripped = text.lstrip()
+    if not stripped:
+        raise Malformed("the file is empty")
+    if stripped[0] in "[{\"":
+        found = _document(stripped)
+        if found:
+            return found
+    found = _json_lines(text)
+    if found:
+        return found
+    first = next((line for line in lines(text) if line.strip()), "")
+    if "," in first and any(c.strip().strip('"').lower() in TEXT_COLUMNS for c in first.split(",")):
+        return "csv", f"CSV: its first line is a header with a text column ({first[:60]})"
+    if stripped[0] in "[{":
+        raise Malformed("line 1: JSON, but no format known holds it (a list of memories, an object holding one, a "
+                        f"Letta agent file, JSON Lines); the formats known: {', '.join(formats())}")
+    return "list", "a list of memories, one a line (no JSON, no CSV header)"
+
+
+def _document(text: str) -> tuple[str, str] | None:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if isinstance(data, str) and data.lstrip().startswith("{"):
+        try:
+            data = json.loads(data)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    if isinstance(data, dict) and ("core_memory" in data or ("agents" in data and "blocks" in data)):
+        return "letta", "a Letta agent file: it has " + ("core_memory" if "core_memory" in data else "agents and blocks")
+    records = data
+    if isinstance(data, dict):
+        key = next((k for k in ("results", "memories", "passages", "data") if isinstance(data.get(k), list)), None)
+        records = data[key] if key else None
+    if not isinstance(records, list):  # (one object: a JSON Lines file of one line, perhaps)
+        return None
+    objects = [r for r in records[:50] if isinstance(r, dict)]
+    if objects and all("memory" in r for r in objects):
+        return "mem0", "mem0's memories: each has memory"
+    if objects and all("text" in r for r in objects) and any(k in r for r in objects for k in ("tags", "archive_id", "agent_id")):
+        return "letta", "Letta's archival passages: each has text and tags"
+    return "json", "a JSON list of memories"
+
+
+def _json_lines(text: str) -> tuple[str, str] | None:
+    records = []
+    for line in lines(text)[:200]:
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    if not records or not all(isinstance(r, dict) for r in records):
+        return None
+    if "settings" in records[0] or all({"id", "text", "created_at"} <= set(r) for r in records):
+        raise Malformed("this is a backup of a memory (python -m memories export): import it without --from, which "
+                        "puts back its facts with their ids and times")
+    if any(r.get("type") in ("entity", "relation") for r in records):
+        return "mcp-memory", "the MCP memory server's graph: lines of entities and relations"
+    return "jsonl", "JSON Lines: one object a line"
