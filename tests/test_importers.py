@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memories import importers
+from memories.importers import Malformed, table
 from memories.importers import plan as planning
 from memories.store import Memory
 
@@ -141,3 +142,15 @@ def test_the_cli_says_the_dry_run_then_imports_its_counts(tmp_path):
     exported = subprocess.run([sys.executable, "-m", "memories", "export", "--db", str(db)], capture_output=True, text=True,
                               env=env, timeout=120, cwd=ROOT).stdout
     assert len([json.loads(line) for line in exported.splitlines()]) == 4
+
+
+def test_json_as_people_keep_it_a_list_of_strings_or_a_wrapped_list():
+    # Issue 47: both were refused ("item 1: not a JSON object", "not a JSON array of objects").
+    bare = table.json_array(json.dumps(["The owner likes tea.", "The owner has a cat."]), {})
+    assert [(i["line"], i["text"], i["source"]) for i in bare.items] == [
+        (1, "The owner likes tea.", "import:json"), (2, "The owner has a cat.", "import:json")]
+    wrapped = table.json_array(json.dumps({"memories": ["Likes tea.", {"text": "Has a cat."}, 7]}), {})
+    assert [i["text"] for i in wrapped.items] == ["Likes tea.", "Has a cat."]
+    assert wrapped.refused == [(3, "not a memory: a JSON string or object")]  # that item only
+    with pytest.raises(Malformed, match="nor an object holding one"):
+        table.json_array(json.dumps({"notes": "x"}), {})

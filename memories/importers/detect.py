@@ -45,7 +45,7 @@ def _document(text: str) -> tuple[str, str] | None:
         return "letta", "a Letta agent file: it has " + ("core_memory" if "core_memory" in data else "agents and blocks")
     records = data
     if isinstance(data, dict):
-        key = next((k for k in ("results", "memories", "passages", "data") if isinstance(data.get(k), list)), None)
+        key = next((k for k in ("results", "memories", "passages", "data", "facts", "items") if isinstance(data.get(k), list)), None)
         records = data[key] if key else None
     if not isinstance(records, list):  # (one object: a JSON Lines file of one line, perhaps)
         return None

@@ -67,12 +67,23 @@ def objects(value, where: str) -> dict:
     return value
 
 
+WRAPPERS = ("memories", "facts", "items", "data", "results")  # {"memories": [...]}: the list inside
+
+
 def json_array(text: str, mapping: dict) -> Parsed:
     data = load_json(text)
+    if isinstance(data, dict):
+        data = next((data[k] for k in WRAPPERS if isinstance(data.get(k), list)), data)
     if not isinstance(data, list):
-        raise Malformed("line 1: not a JSON array of objects")
-    # An array has no line per object: each is numbered by its place in the array, from 1.
-    return rows(Parsed(), [(i, objects(v, f"item {i}")) for i, v in enumerate(data, start=1)], mapping, "json")
+        raise Malformed(f"line 1: not a JSON array of memories, nor an object holding one ({', '.join(WRAPPERS)})")
+    # A list of strings is a list of memories; an array has no line per object: each is numbered
+    # by its place in the array, from 1.
+    parsed = Parsed(refused=[(i, "not a memory: a JSON string or object") for i, v in enumerate(data, start=1)
+                             if not isinstance(v, (str, dict))])
+    records = [(i, {"text": v} if isinstance(v, str) else v) for i, v in enumerate(data, start=1) if isinstance(v, (str, dict))]
+    parsed = rows(parsed, records, mapping, "json")
+    parsed.refused.sort(key=lambda refused: refused[0])
+    return parsed
 
 
 def json_lines(text: str, mapping: dict) -> Parsed:
