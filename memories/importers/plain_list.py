@@ -1,7 +1,9 @@
 """A plain list of memories, as people copy it out of ChatGPT's "Manage memories" or Claude's
-memory settings: one memory a line. Bullets (-, *, •) and numbering (1. 1) (1)) are stripped;
-blank lines and headings (a Markdown #, or a short line ending in a colon: "Saved memories:")
-are skipped."""
+memory settings, or as either dumps it when asked (ChatGPT's "Model Set Context", the answer to
+Claude's export prompt): one memory a line. Bullets (-, *, •) and numbering (1. 1) (1)) are
+stripped; a date opening the entry ("[2024-09-05]." or "2025-10-05 -") is its time; a nested
+bullet stays in its entry; blank lines, code fences and headings (a Markdown #, or a short line
+ending in a colon: "Saved memories:") are skipped."""
 
 from __future__ import annotations
 
@@ -13,19 +15,38 @@ from .facts import candidate
 # Both match a line already stripped of its white space: a leading \s* would let the heading's
 # [^.!?]{1,60} start at every space of a long run of them (2 MB of spaces then a letter took 0.5 s, now 2 ms).
 BULLET = re.compile(r"(?:[-*•·–](?:\s+|$)|\(?[0-9]{1,4}[.)](?:\s+|$))")
-HEADING = re.compile(r"#{1,6}(?:\s.*)?|[^.!?]{0,60}:")
+HEADING = re.compile(r"#{1,6}(?:\s.*)?|[^.!?]{0,100}:")
+
+
+# ChatGPT's "Model Set Context" ("1. [2024-09-05]. User's name is Tibor.") and the answer to
+# Claude's export prompt ("[2025-10-05] - The owner ...") date each entry: the fact's time.
+DATED = re.compile(r"\[?(\d{4}-\d{2}-\d{2})\]?(?:\.|\s+-|:)?\s+")
+FENCE = re.compile(r"(?:```|~~~).*")
 
 
 def read(text: str, source: str) -> Parsed:
     parsed = Parsed()
-    for n, line in enumerate(lines(text), start=1):
-        line = line.strip()
+    entries: list[list] = []  # [line, text, time]: each entry, its nested bullets joined to it
+    for n, raw in enumerate(lines(text), start=1):
+        line = raw.strip()
         bullet = BULLET.match(line)
         fact = line[bullet.end():] if bullet else line
-        if not fact or HEADING.fullmatch(line):  # (a bullet with nothing after it is a blank line)
+        if not fact or HEADING.fullmatch(line) or FENCE.fullmatch(line):  # (a bullet with nothing after it is a blank line)
             continue
-        candidate(parsed, n, fact, source)
+        if bullet and entries and raw[: len(raw) - len(raw.lstrip())].count(" ") >= 2 and entries[-1][0] == n - 1 - nested(entries):
+            entries[-1][1] += (" " if entries[-1][1].endswith(":") else "; ") + fact  # a nested bullet stays in its entry
+            entries[-1].append(n)
+            continue
+        dated = DATED.match(fact)
+        entries.append([n, fact[dated.end():] if dated else fact, dated.group(1) if dated else None])
+    for n, fact, time, *_ in entries:
+        candidate(parsed, n, fact, source, None, time)
     return parsed
+
+
+def nested(entries: list[list]) -> int:
+    """How many nested lines the last entry holds already (they follow it, one a line)."""
+    return len(entries[-1]) - 3
 
 
 def chatgpt(text: str, mapping: dict) -> Parsed:
