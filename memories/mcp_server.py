@@ -1,6 +1,6 @@
 """`python -m memories mcp`: the memory as Model Context Protocol tools, for an agent.
 
-It talks to a memory only through memories/client.py, so it serves the local service or a
+It talks to a memory only through memories/client/, so it serves the local service or a
 Worker alike (MEMORY_URL, MEMORY_SECRET, and MEMORY_NAME or --memory for one of a Worker's
 memories). It says at start which memory it serves, and will not start on one that is not
 there. Errors come back as tool errors carrying the contract's message.
