@@ -98,7 +98,7 @@ def serve_dir(args: argparse.Namespace, secret: str) -> int:
     import uvicorn
 
     from .embeddings import load_embedder
-    from .service import MemoryFolder
+    from .memory_folder import MemoryFolder
 
     embedder = load_embedder()
     folder = MemoryFolder(Path(args.dir), secret, embedder, lambda path: memory_at(str(path), embedder))
