@@ -23,6 +23,9 @@ def detect(text: str) -> tuple[str, str]:
     if found:
         return found
     first = next((line for line in lines(text) if line.strip()), "")
+    header = [c.strip().strip('"').lower() for c in first.split(",")]
+    if "memory" in header and "metadata" in header:
+        return "mem0", "mem0's memories as CSV: its header has memory and metadata"
     if "," in first and any(c.strip().strip('"').lower() in TEXT_COLUMNS for c in first.split(",")):
         return "csv", f"CSV: its first line is a header with a text column ({first[:60]})"
     if stripped[0] in "[{":

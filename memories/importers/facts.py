@@ -67,8 +67,14 @@ def checked_time(value: str) -> str:
     return value
 
 
-def candidate(parsed, line: int, text: object, source: str, type: object = None, time: object = None) -> None:
-    """Add the fact to `parsed.items`, or the line and why to `parsed.refused`."""
+def instant(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def candidate(parsed, line: int, text: object, source: str, type: object = None, time: object = None,
+              until: object = None) -> None:
+    """Add the fact to `parsed.items`, or the line and why to `parsed.refused`. `until`: when it
+    stops being true (its `valid_until`), never before its time."""
     try:
         kind = type or "fact"
         if kind not in TYPES:
@@ -81,6 +87,12 @@ def candidate(parsed, line: int, text: object, source: str, type: object = None,
             if not isinstance(time, str):
                 raise Refused("its time is not text")
             item["created_at"] = checked_time(time)
+        if until not in (None, ""):
+            if not isinstance(until, str):
+                raise Refused("its expiry is not text")
+            item["valid_until"] = checked_time(until)
+            if "created_at" in item and instant(item["valid_until"]) < instant(item["created_at"]):
+                raise Refused("it expires before it was made")
     except Refused as e:
         parsed.refused.append((line, str(e)))
         return
