@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from .facts import AlreadyUndone, Fact, InvalidInput, NotFound, now, stamp
-from .state import State
+
+if TYPE_CHECKING:  # (state.py reads the settings' defaults through reviewing.py, which imports this)
+    from .state import State
 
 OPS = ("add", "edit", "delete", "restore", "settings", "resolve", "review")
 DEFAULT_KEEP = 10_000

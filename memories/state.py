@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import snapshot
+from . import replace_at_once, snapshot
 from .embeddings import Embedder
 from .facts import MemoryFull, StoreError, Unavailable, now
 from .codes import encode
@@ -99,7 +99,7 @@ class State:
         self.threshold_setting = self.numbers.threshold if threshold is None else threshold
         self.own_threshold: float | None = None  # the memory's own (PUT /settings), which wins
         self.review: dict = {"mode": "after", "trusted": []}  # the memory's own (reviewing.py)
-        self.proposals = "propose"  # the memory's own (replace_at_once.py)
+        self.proposals = replace_at_once.DEFAULT  # the memory's own (replace_at_once.py)
         self._stale: tuple | None = None  # (history's last id, review mode, until, the ids): `stale`
         floor = self.numbers.floor if floor is None else floor
         self.floor = floor  # the file's, once read (sync); `floor_setting` is this process's
@@ -165,7 +165,7 @@ class State:
         `review` and `proposals` when they are not the default."""
         own = {} if self.own_threshold is None else {"threshold": self.own_threshold}
         review = {} if self.review == {"mode": "after", "trusted": []} else {"review": dict(self.review)}
-        proposals = {} if self.proposals == "propose" else {"proposals": self.proposals}
+        proposals = {} if self.proposals == replace_at_once.DEFAULT else {"proposals": self.proposals}
         return asdict(self.fusion) | own | review | proposals
 
     def stale(self) -> tuple[int, ...]:
@@ -191,7 +191,7 @@ class State:
         self.fusion = replace(self.shipped, **{k: v for k, v in stored.items() if k in known}) if stored else self.shipped
         self.own_threshold = stored.get("threshold")
         self.review = {"mode": "after", "trusted": []} | (stored.get("review") or {})
-        self.proposals = stored.get("proposals") or "propose"
+        self.proposals = stored.get("proposals") or replace_at_once.DEFAULT
 
     def pairs_built(self, floor: float | None = None) -> bool:
         """The pairs are this model's at `floor` (the file's by default; a file from before
