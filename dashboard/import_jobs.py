@@ -156,14 +156,17 @@ def keep(upload, format: str) -> tuple[Path, int]:
     folder = Path(tempfile.mkdtemp(prefix="memory-desk-import-"))
     path = folder / "upload"
     estimate = ITEM_BYTES
+    # "auto": the format is not known yet, so both counts, and the larger of the two.
+    count_documents, count_lines = format in DOCUMENTS or format == "auto", format not in DOCUMENTS
     document, by_line = 0, 0
     with path.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-            document += ITEM_BYTES * chunk.count(b"{") + ELEMENT_BYTES * chunk.count(b",")
-            by_line += ITEM_BYTES * chunk.count(b"\n")
-    # ("auto": the format is not known yet, so the larger of the two)
-    return path, estimate + (document if format in DOCUMENTS else max(document, by_line) if format == "auto" else by_line)
+            if count_documents:
+                document += ITEM_BYTES * chunk.count(b"{") + ELEMENT_BYTES * chunk.count(b",")
+            if count_lines:
+                by_line += ITEM_BYTES * chunk.count(b"\n")
+    return path, estimate + max(document, by_line)
 
 
 def admit(job: Job) -> str | None:

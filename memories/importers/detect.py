@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
-from . import Malformed, formats, lines
+from . import Malformed, formats, letta_agent, lines, load_json
+from .table import TEXT_COLUMNS, WRAPPERS
 
-TEXT_COLUMNS = ("text", "memory", "content", "fact")
+PASSAGES = "passages"  # Letta's archival passages, as letta.py takes them
 
 
 def detect(text: str) -> tuple[str, str]:
@@ -36,19 +37,14 @@ def detect(text: str) -> tuple[str, str]:
 
 def _document(text: str) -> tuple[str, str] | None:
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        data = letta_agent.unwrapped(load_json(text))
+    except Malformed:
         return None
-    if isinstance(data, str) and data.lstrip().startswith("{"):
-        try:
-            data = json.loads(data)
-        except (json.JSONDecodeError, RecursionError):
-            return None
-    if isinstance(data, dict) and ("core_memory" in data or ("agents" in data and "blocks" in data)):
+    if letta_agent.is_agent_file(data):
         return "letta", "a Letta agent file: it has " + ("core_memory" if "core_memory" in data else "agents and blocks")
     records = data
     if isinstance(data, dict):
-        key = next((k for k in ("results", "memories", "passages", "data", "facts", "items") if isinstance(data.get(k), list)), None)
+        key = next((k for k in (*WRAPPERS, PASSAGES) if isinstance(data.get(k), list)), None)
         records = data[key] if key else None
     if not isinstance(records, list):  # (one object: a JSON Lines file of one line, perhaps)
         return None

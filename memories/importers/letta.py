@@ -10,9 +10,7 @@ from .facts import candidate
 
 
 def read(text: str, mapping: dict) -> Parsed:
-    document = load_json(text)
-    if isinstance(document, str) and document.lstrip().startswith("{"):  # saved as a JSON string of the JSON
-        document = load_json(document)
+    document = letta_agent.unwrapped(load_json(text))
     if letta_agent.is_agent_file(document):
         return letta_agent.read(document)
     data = json_list(text, ("passages", "data"), "Letta's passages or an agent file (.af)")

@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import re
 
-from . import Malformed, Parsed
+from . import Malformed, Parsed, load_json
 from .facts import candidate
 from .plain_list import BULLET
 
 HEADING = re.compile(r"#{1,6}\s.*|[^.!?:]{0,60}:|\*\*[^*]{1,80}\*\*:?")
 EMPTY_FIELD = re.compile(r"[^:]{1,40}:\s*[?]*")
+
+
+def unwrapped(document: object) -> object:
+    """The document, decoded again when a Letta version saved it as a JSON string of the JSON."""
+    if isinstance(document, str) and document.lstrip().startswith("{"):
+        return load_json(document)
+    return document
 
 
 def is_agent_file(data: object) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import json
 
 from . import Malformed, Parsed, json_list
 from .facts import candidate
@@ -64,8 +65,6 @@ def printed_dict(value: object) -> dict:
     try:
         found = ast.literal_eval(value.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        import json
-
         try:
             found = json.loads(value)
         except (ValueError, RecursionError):

@@ -26,27 +26,24 @@ FENCE = re.compile(r"(?:```|~~~).*")
 
 def read(text: str, source: str) -> Parsed:
     parsed = Parsed()
-    entries: list[list] = []  # [line, text, time]: each entry, its nested bullets joined to it
+    entries: list[tuple[int, str, str | None]] = []  # (line, text, time), nested bullets joined to it
+    last = 0  # the line the last entry, or its last nested bullet, is on
     for n, raw in enumerate(lines(text), start=1):
         line = raw.strip()
         bullet = BULLET.match(line)
         fact = line[bullet.end():] if bullet else line
         if not fact or HEADING.fullmatch(line) or FENCE.fullmatch(line):  # (a bullet with nothing after it is a blank line)
             continue
-        if bullet and entries and raw[: len(raw) - len(raw.lstrip())].count(" ") >= 2 and entries[-1][0] == n - 1 - nested(entries):
-            entries[-1][1] += (" " if entries[-1][1].endswith(":") else "; ") + fact  # a nested bullet stays in its entry
-            entries[-1].append(n)
-            continue
-        dated = DATED.match(fact)
-        entries.append([n, fact[dated.end():] if dated else fact, dated.group(1) if dated else None])
-    for n, fact, time, *_ in entries:
+        if bullet and entries and last == n - 1 and raw[: len(raw) - len(raw.lstrip())].count(" ") >= 2:
+            at, said, time = entries[-1]  # a nested bullet stays in its entry
+            entries[-1] = (at, said + (" " if said.endswith(":") else "; ") + fact, time)
+        else:
+            dated = DATED.match(fact)
+            entries.append((n, fact[dated.end():] if dated else fact, dated.group(1) if dated else None))
+        last = n
+    for n, fact, time in entries:
         candidate(parsed, n, fact, source, None, time)
     return parsed
-
-
-def nested(entries: list[list]) -> int:
-    """How many nested lines the last entry holds already (they follow it, one a line)."""
-    return len(entries[-1]) - 3
 
 
 def chatgpt(text: str, mapping: dict) -> Parsed:
