@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 
 from .dedup import CALENDAR, NUMBER_WORDS
+from .what_changed import MEASURED, SWITCHES, measure, said_up, switched, taken_back
 
-GLUE = frozenset("is are was were be been being am has have had 's called named titled known".split())
+GLUE = frozenset("is are was were be been being am has have had 's called named titled known goes_by known_as".split())
 FILLER = frozenset(
     """the a an of to in on at for from by with and or as into onto about per via its their his her
     our your this that these those it there here who which whose what where when than then so also
@@ -41,17 +42,20 @@ STRONG = frozenset(
     upgraded downgraded increased decreased raised lowered reduced pushed postponed rescheduled delayed
     sold left quit stopped resigned retired ended cancelled canceled terminated discontinued dropped
     renewed extended christened longer anymore off gave_up given_up giving_up stepped_down took_over
-    called_off no_more any_more""".split()
+    called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned ditched lapsed
+    unsubscribed dropped_out pulled_out""".split()
 )
 WEAK = frozenset("now new newly currently since recently lately today again instead later latest actually".split())
 CUES = STRONG | WEAK
 # A new fact holding one of these takes the old one back ("no longer", "stopped", "cancelled").
 RETRACTIONS = frozenset(
     "longer anymore quit stopped cancelled canceled ended off terminated discontinued gave_up given_up "
-    "giving_up stepped_down called_off no_more any_more".split()
+    "giving_up stepped_down called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned "
+    "ditched lapsed unsubscribed dropped_out pulled_out".split()
 )
 # Two words that make one change word: "gave up", "stepped down", "called off".
 PHRASES = re.compile(r"\b(gave|given|giving|stepped|took|called|no|any|goes|known) (up|down|over|off|more|by|as)\b", re.IGNORECASE)
+OUT = re.compile(r"\b(dropped|pulled) (out)\b", re.IGNORECASE)  # "dropped out", not "goes out"
 NEGATIONS = frozenset("not no never n't without".split())
 # Words that name one place to live or work out of several verbs: "moved to X" answers "lives in Y".
 SAME = {"home": "live", "lives": "live", "living": "live", "lived": "live", "moved": "live", "relocated": "live",
@@ -70,7 +74,11 @@ ANSWER_WORDS = 3
 # A subject written as one identifier ("mcp-server-memory", "D3.js"): what a text opens with.
 IDENT = re.compile(r"^([^\W_]+(?:[-._/][^\W_]+)+)")
 
-TOKEN = re.compile(r"n't|\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_]+(?:_[^\W\d_]+|'[^\W\d_]+)?|'s", re.UNICODE)
+# An opening that says when, not what: "After the wedding, ...", "As of March, ...".
+LEAD = re.compile(r"^(?:after|since|as of|from|following|starting|effective|these days|this|last|next)\b[^,;]{0,60},[ \t\r\n]*", re.I)
+# Clauses: a sentence's end after a word (not "Ms." or "Dr."), or a semicolon.
+CLAUSES = re.compile(r"(?:;|(?<=[a-z]{4})\.)[ \t\r\n]+")
+TOKEN = re.compile(r"n't|[£$€¥]?\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_]+(?:_[^\W\d_]+|'[^\W\d_]+)?|'s", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ def read(text: str) -> Words:
     raw, keys, cues, negations = [], [], set(), 0
     # "doesn't" is "does" and a negation, as dedup.words reads it.
     text = text.replace("\u2019", "'").replace("n't", " n't").replace("N'T", " N'T")
-    for token in TOKEN.findall(PHRASES.sub(r"\1_\2", text)):
+    for token in TOKEN.findall(OUT.sub(r"\1_\2", PHRASES.sub(r"\1_\2", text))):
         word = token.lower()
         if word.endswith("'s") and len(word) > 2:  # "Umar's": the name, then the glue of possession
             for part, key in ((token[:-2], word[:-2]), ("'s", "~")):
@@ -127,6 +135,8 @@ def read(text: str) -> Words:
             if word in CUES:
                 cues.add(word)
             keys.append(SAME[word])
+        elif word == "off" and (len(keys) == 0 or keys[-1] != "~"):  # "drop-off", not "is off"
+            keys.append("")
         elif word in CUES or (len(raw) > 1 and raw[-2].lower() == "since"):  # "since March": when, not what
             cues.add(word)
             keys.append("")
@@ -145,8 +155,8 @@ def _run(words: Words, value: set[str], shared: set[str]) -> list[int] | None:
     at = _at(words, value)
     if not at:
         return []
-    between = words.keys[at[0]: at[-1] + 1]
-    if any(k == "~" or k in shared for k in between):
+    between = range(at[0], at[-1] + 1)  # an answer can own something: "at Carla's house"
+    if any((words.keys[i] == "~" and words.raw[i] != "'s") or words.keys[i] in shared for i in between):
         return None
     return at
 
@@ -161,7 +171,18 @@ def _written(words: Words, keys: set[str]) -> list[str]:
 
 def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
     """How `new` answers the question `old` answers, or None when it answers another one;
-    `cosine` is the model's for the two texts."""
+    `cosine` is the model's for the two texts. A new fact of several clauses answers it when one
+    of them does: "The flat was sold; the new landlord is Ms. Kowalczyk."."""
+    found = _answers(old, LEAD.sub("", new), cosine)
+    clauses = [c for c in CLAUSES.split(new) if c]
+    for clause in clauses if len(clauses) > 1 and not found else ():
+        found = _answers(old, clause, cosine)
+        if found:
+            break
+    return found
+
+
+def _answers(old: str, new: str, cosine: float) -> Answer | None:
     o, n = read(old), read(new)
     ko = [k for k in o.keys if k and k != "~"]
     kn = [k for k in n.keys if k and k != "~"]
@@ -172,18 +193,30 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
     cues = n.cues - o.cues
     covered = sum(k in shared for k in ko) / len(ko)
     said_old, said_new = _written(o, only_old), _written(n, only_new)
-    said_again = covered >= RETRACTS or (cosine >= NEAR and covered > 0)
+    said_again = (covered >= RETRACTS or (cosine >= NEAR and covered > 0)
+                  or bool(taken_back(n, cues & RETRACTIONS) & shared - {ko[0]}))
     if (o.negations % 2 != n.negations % 2 or cues & RETRACTIONS) and said_again:
         # The new answer of a retraction is what takes the old one back: "no longer", "stopped".
         taken = [n.raw[i].replace("_", " ") for i, k in enumerate(n.keys)
                  if k in only_new or n.raw[i].lower() in cues or n.raw[i].lower() in NEGATIONS]
         return Answer("retraction", said_old, list(dict.fromkeys(taken)))
-    # The subject: the first thing either names is named by the other too.
-    if ko[0] not in shared and kn[0] not in shared:
+    # One measure, another amount, said as a change: "5 mg of amlodipine" / "The doctor raised the
+    # amlodipine dose to 10 mg." (its subject can be written two ways, so before the subject's test).
+    amounts = (cues or said_up(n)) and cosine >= MEASURED and _same_owned(o, n) and measure(o, n, shared)
+    if amounts:
+        return Answer("value", *amounts)
+    # A switch said of the thing switched, however the subject is written ("moved from LastPass").
+    if cues & SWITCHES and switched(n, cues & SWITCHES) & shared - set(SAME.values()):
+        return Answer("change", said_old, said_new)
+    # The subject: the first thing either names is named by the other too, or both are the owner's.
+    # (Two facts of the owner's that open on different words only answer one question when the new
+    # one says what changed: "User banks with Barclays." / "User switched to Monzo ...".)
+    opened = ko[0] in shared or kn[0] in shared
+    if not opened and not (_owner_first(o) and _owner_first(n)):
         return None
     if _observations(old, new, said_old, said_new) or _other_subjects(old, new):
         return None
-    found = _value(o, n, shared, only_old, only_new, cues, _named(old) | _named(new))
+    found = opened and _value(o, n, shared, only_old, only_new, cues, _named(old) | _named(new))
     if found:
         return found
     # A fresh sentence that says what changed ("The owner sold the Corolla and drives a Tesla."):
@@ -195,7 +228,7 @@ def answers(old: str, new: str, cosine: float = 0.0) -> Answer | None:
         return Answer("rename", said_old, said_new)
     # Nearly one sentence, a value changed in it ("Ravi's insulin dose is 12 units" / "Ravi now
     # injects 14 units of insulin").
-    if (cosine >= CLOSE and covered >= CHANGED and _same_owned(o, n) and not _narrowed(o, n, shared)
+    if (opened and cosine >= CLOSE and covered >= CHANGED and _same_owned(o, n) and not _narrowed(o, n, shared)
             and not _possessors(o, _at(o, only_old), n, _at(n, only_new))
             and _kinds(o, _at(o, only_old)) & _kinds(n, _at(n, only_new)) - {"word"}):
         return Answer("value", said_old, said_new)
@@ -273,6 +306,9 @@ def _named(text: str) -> set[str]:
 def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: set[str], cues: set[str],
            named: set[str]) -> Answer | None:
     """The frame kept and its value changed: "The standup is at 9:30." / "... at 10:00 now."."""
+    # Who the subject is, said before it in one text only, is not its answer: "The owner's brother
+    # Ben lives in Denver." / "Ben lives in Austin."
+    only_old, only_new = only_old - _lead(o, shared), only_new - _lead(n, shared)
     if not only_old or not only_new:
         return None
     run_old, run_new = _run(o, only_old, shared), _run(n, only_new, shared)
@@ -301,6 +337,16 @@ def _value(o: Words, n: Words, shared: set[str], only_old: set[str], only_new: s
     return None
 
 
+def _lead(words: Words, shared: set[str]) -> set[str]:
+    """The content words before the first shared one when that is a name both give and the words
+    before it describe it (none owns it, none comes again): "The owner's brother | Ben ..."."""
+    first = next((i for i, k in enumerate(words.keys) if k in shared), 0)
+    lead = {k for k in words.keys[:first] if k and k != "~"}
+    if not first or not words.raw[first][:1].isupper() or words.raw[first - 1] == "'s":
+        return set()
+    return set() if lead & set(words.keys[first:]) else lead
+
+
 def _frame(words: Words, shared: set[str], run: list[int]) -> tuple[tuple[str, ...], int]:
     """The shared words in their order (each once), and how many of them come before the answer."""
     seen: dict[str, int] = {}
@@ -324,6 +370,16 @@ def _flips(o: Words, n: Words, run_old: list[int], run_new: list[int]) -> bool:
     a = {w.lower() for w in (o.raw[i] for i in run_old)}
     b = {w.lower() for w in (n.raw[i] for i in run_new)}
     return any("un" + w in a for w in b) or any("un" + w in b for w in a)
+
+
+def _owner_first(words: Words) -> bool:
+    """The text opens with the owner as its subject ("User banks with ...", "The owner moved ..."),
+    not with something of the owner's ("The owner's bank ...")."""
+    for i, raw in enumerate(words.raw):
+        if raw.lower() in FILLER:
+            continue
+        return raw.lower() in OWNER and (i + 1 == len(words.raw) or words.raw[i + 1] != "'s")
+    return False
 
 
 def _subject(words: Words) -> set[str]:

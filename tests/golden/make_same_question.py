@@ -5,9 +5,9 @@ after a deliberate change to same_question.py:
 
     .venv/bin/python -m tests.golden.make_same_question
 
-The pairs: every seen update (benchmarks/updates/seen*.json) and the neighbours a seen memory of
-distinct facts finds (benchmarks/distinct/seen_*.json), with the model's cosines, and edge texts.
-Never the unseen sets: they are run once, by benchmarks/lifecycle.py."""
+The pairs: every seen update (benchmarks/updates, benchmarks/lifecycle.py's SEEN_UPDATES) and the
+neighbours a seen memory of distinct facts finds (benchmarks/distinct, SEEN_DISTINCT), with the
+model's cosines, and edge texts. Never the unseen sets: they are run once, by benchmarks/lifecycle.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lifecycle import SEEN_DISTINCT, SEEN_UPDATES
 from memories.embeddings import MiniLM
 from memories.same_question import answers
 
@@ -36,16 +37,28 @@ EDGES = [
     ("issue-8-entity-types enhances server-memory-editor", "issue-9-relation-types enhances server-memory-editor"),
     ("İ-1: x", "İ-1: y z w v u"), ("a_b-c: one two three four five", "a_b-c: six"), ("١٢٣ is the code.", "٤٥٦ is the code now."),
     ("ǅemal is the owner's dentist.", "ǅemal is no longer the owner's dentist."), ("Leo's lesson is at 4pm.", "Leo's lesson is at 5pm."),
+    ("Rent is £1,150 a month.", "The landlord put the rent up to £1,240."), ("Rent is ¥90000.", "Rent is up to ¥95000 now."),
+    ("Dana does the school drop-off.", "Dana takes pottery on Tuesdays."), ("The trip is off.", "The trip İs off."),
+    ("Sınce the move, the owner lives in Leeds.", "Since the move, the owner lives in York."),
+    ("ſince March, Ana's school is Oakfield.", "AFTER the summer, Ana's school is St Anne's."),
+    ("The landlord is Mr. Haddad.", "The flat was sold; the new landlord is Ms. Kowalczyk."),
+    ("Ben lives in Denver.", "The owner's brother Ben lives in Austin."), ("The owner's brother Ben lives in Denver.", "Ben lives in Austin."),
+    ("The office is at 22 King Street.", "The office moved to 5 Harbour Road."), ("Ingrid is a biologist.", "Ingrid moved to Oslo."),
+    ("The owner drinks coffee.", "The owner gave up coffee; tea now."), ("The HelloFresh box comes weekly.", "The HelloFresh box is cancelled."),
+    ("Jo uses LastPass.", "Jo moved from LastPass to Bitwarden."), ("12 kg", "up 14 kg"), ("Biscuit weighs 12 kg.", "Biscuit is up to 14 kg."),
+    ("A; b. c", "x;  y.\n z; "), ("Mia's pocket money is £5.", "Zara's pocket money is up to £7 now."),
+    ("The 3fa9c1 bins go out on Tuesdays.", "The 3fa9c1 recycling goes out on Fridays."),
+    ("Is registered for the race.", "DROPPED OUT of the race."), ("Jo pulled out.", "Jo puLLed ouT of the race."),
 ]
 
 
 def pairs(model) -> list[tuple[str, str, float]]:
     out = []
-    for path in sorted((ROOT / "benchmarks" / "updates").glob("seen*.json")):
+    for path in [ROOT / "benchmarks" / "updates" / f"{name}.json" for name in SEEN_UPDATES]:
         data = json.loads(path.read_text(encoding="utf-8"))
         vectors = model.embed([t for u in data["updates"] for t in (u["old"], u["new"])])
         out += [(u["old"], u["new"], float(vectors[2 * i] @ vectors[2 * i + 1])) for i, u in enumerate(data["updates"])]
-    for path in sorted((ROOT / "benchmarks" / "distinct").glob("seen_*.json")):
+    for path in sorted(p for prefix in SEEN_DISTINCT for p in (ROOT / "benchmarks" / "distinct").glob(prefix + "*.json")):
         texts = json.loads(path.read_text(encoding="utf-8"))["facts"]
         vectors = model.embed(texts)
         for i in range(1, len(texts)):

@@ -26,9 +26,11 @@
 // assign; characters newer than one side's tables may still differ.
 
 import { CALENDAR, NUMBER_WORDS } from "./dedup";
+import { DIGIT, first, UPPER } from "./text";
+import { MEASURED, measure, saidUp, SWITCHES, switched, takenBack } from "./what_changed";
 
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
-const GLUE = set("is are was were be been being am has have had 's called named titled known");
+const GLUE = set("is are was were be been being am has have had 's called named titled known goes_by known_as");
 const FILLER = set(`the a an of to in on at for from by with and or as into onto about per via its their his her
   our your this that these those it there here who which whose what where when than then so also
   just still too very really every each all some any one do does did ca wo sha`);
@@ -40,24 +42,28 @@ const STRONG = set(`moved relocated switched changed replaced renamed rebranded 
   upgraded downgraded increased decreased raised lowered reduced pushed postponed rescheduled delayed
   sold left quit stopped resigned retired ended cancelled canceled terminated discontinued dropped
   renewed extended christened longer anymore off gave_up given_up giving_up stepped_down took_over
-  called_off no_more any_more`);
+  called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned ditched lapsed
+  unsubscribed dropped_out pulled_out`);
 const WEAK = set("now new newly currently since recently lately today again instead later latest actually");
 const CUES = new Set([...STRONG, ...WEAK]);
 // A new fact holding one of these takes the old one back ("no longer", "stopped", "cancelled").
 const RETRACTIONS = set(`longer anymore quit stopped cancelled canceled ended off terminated discontinued gave_up given_up
-  giving_up stepped_down called_off no_more any_more`);
+  giving_up stepped_down called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned
+  ditched lapsed unsubscribed dropped_out pulled_out`);
 // Two words that make one change word: "gave up", "stepped down", "called off". Python's \w is
 // [\p{L}\p{N}_]; its re.IGNORECASE matches a letter's other case, and "İ" and "ı" to i, "ſ" to s,
 // the Kelvin sign to k.
 const WORD = "\\p{L}\\p{N}_";
 const CASELESS: Record<string, string> = { i: "iIİı", s: "sSſ", k: "kK\u212a" };
-const caseless = (words: string) => words.split(" ").map((w) => Array.from(w, (c) => `[${CASELESS[c] ?? c + c.toUpperCase()}]`).join("")).join("|");
+const caseless = (words: string, sep = " ") => words.split(sep).map((w) => Array.from(w, (c) => `[${CASELESS[c] ?? c + c.toUpperCase()}]`).join("")).join("|");
 const PHRASES = new RegExp(`(?<![${WORD}])(${caseless("gave given giving stepped took called no any goes known")})`
   + ` (${caseless("up down over off more by as")})(?![${WORD}])`, "gu");
+const OUT = new RegExp(`(?<![${WORD}])(${caseless("dropped pulled")}) (${caseless("out")})(?![${WORD}])`, "gu");  // "dropped out", not "goes out"
 const NEGATIONS = set("not no never n't without");
 // Words that name one place to live or work out of several verbs: "moved to X" answers "lives in Y".
 const SAME = new Map(Object.entries({ home: "live", lives: "live", living: "live", lived: "live", moved: "live", relocated: "live",
   based: "live", located: "live" }));
+const PLACES = new Set(SAME.values());
 
 const NAMING = set("called named title titled renamed goes_by known_as");
 // How much of the old fact the new one must say again: with a retraction, with a strong change word.
@@ -72,18 +78,15 @@ const ANSWER_WORDS = 3;
 // A subject written as one identifier ("mcp-server-memory", "D3.js"): what a text opens with.
 const IDENT = /^([\p{L}\p{N}]+(?:[-._/][\p{L}\p{N}]+)+)/u;
 
+// An opening that says when, not what: "After the wedding, ...", "As of March, ...".
+const LEAD = new RegExp(`^(?:${caseless("after|since|as of|from|following|starting|effective|these days|this|last|next", "|")})`
+  + `(?![${WORD}])[^,;]{0,60},[ \t\r\n]*`, "u");
+// Clauses: a sentence's end after a word (not "Ms." or "Dr."), or a semicolon.
+const CLAUSES = /(?:;|(?<=[a-z]{4})\.)[ \t\r\n]+/u;
 const ALPHA = "\\p{L}\\p{Nl}\\p{No}";  // Python's [^\W\d_]
-const TOKEN = new RegExp(`n't|\\p{Nd}+(?:[:.,/-]\\p{Nd}+)*[\\p{L}\\p{N}]*|[${ALPHA}]+(?:_[${ALPHA}]+|'[${ALPHA}]+)?|'s`, "gu");
-// str.isupper() of one character; str.isdigit(): the decimal digits and the other digits
-// (superscripts, circled digits, ...).
-const UPPER = /^\p{Uppercase}$/u;
-const DIGIT = new RegExp("[\\p{Nd}\\u{b2}-\\u{b3}\\u{b9}\\u{1369}-\\u{1371}\\u{19da}\\u{2070}\\u{2074}-\\u{2079}\\u{2080}-\\u{2089}"
-  + "\\u{2460}-\\u{2468}\\u{2474}-\\u{247c}\\u{2488}-\\u{2490}\\u{24ea}\\u{24f5}-\\u{24fd}\\u{24ff}\\u{2776}-\\u{277e}"
-  + "\\u{2780}-\\u{2788}\\u{278a}-\\u{2792}\\u{10a40}-\\u{10a43}\\u{10e60}-\\u{10e68}\\u{11052}-\\u{1105a}\\u{1f100}-\\u{1f10a}]", "u");
-
+const TOKEN = new RegExp(`n't|[£$€¥]?\\p{Nd}+(?:[:.,/-]\\p{Nd}+)*[\\p{L}\\p{N}]*|[${ALPHA}]+(?:_[${ALPHA}]+|'[${ALPHA}]+)?|'s`, "gu");
 // Python's len() and slices: code points.
 const len = (s: string) => Array.from(s).length;
-const first = (s: string) => Array.from(s)[0] ?? "";
 const and = <T>(a: Set<T>, b: Set<T>) => new Set([...a].filter((x) => b.has(x)));
 const minus = <T>(a: Set<T>, b: Set<T>) => new Set([...a].filter((x) => !b.has(x)));
 
@@ -120,7 +123,7 @@ export function read(text: string): Words {
   let negations = 0;
   // "doesn't" is "does" and a negation, as dedup.words reads it.
   const split = text.replaceAll("\u2019", "'").replaceAll("n't", " n't").replaceAll("N'T", " N'T");
-  for (const token of split.replace(PHRASES, "$1_$2").match(TOKEN) ?? []) {
+  for (const token of split.replace(PHRASES, "$1_$2").replace(OUT, "$1_$2").match(TOKEN) ?? []) {
     const word = token.toLowerCase();
     if (word.endsWith("'s") && len(word) > 2) {  // "Umar's": the name, then the glue of possession
       for (const [part, key] of [[token.slice(0, -2), word.slice(0, -2)], ["'s", "~"]]) {
@@ -136,6 +139,8 @@ export function read(text: string): Words {
     } else if (SAME.has(word)) {
       if (CUES.has(word)) cues.add(word);
       keys.push(SAME.get(word)!);
+    } else if (word === "off" && (keys.length === 0 || keys[keys.length - 1] !== "~")) {  // "drop-off", not "is off"
+      keys.push("");
     } else if (CUES.has(word) || (raw.length > 1 && raw[raw.length - 2].toLowerCase() === "since")) {  // "since March": when, not what
       cues.add(word);
       keys.push("");
@@ -155,8 +160,9 @@ export function read(text: string): Words {
 function run(words: Words, value: Set<string>, shared: Set<string>): number[] | null {
   const found = at(words, value);
   if (!found.length) return [];
-  const between = words.keys.slice(found[0], found[found.length - 1] + 1);
-  if (between.some((k) => k === "~" || shared.has(k))) return null;
+  for (let i = found[0]; i <= found[found.length - 1]; i++) {  // an answer can own something: "at Carla's house"
+    if ((words.keys[i] === "~" && words.raw[i] !== "'s") || shared.has(words.keys[i])) return null;
+  }
   return found;
 }
 
@@ -165,8 +171,19 @@ const asWritten = (words: Words, at: number[]) => [...new Set(at.map((i) => word
 const written = (words: Words, keys: Set<string>) => asWritten(words, at(words, keys));
 
 /** How `next` answers the question `old` answers, or null when it answers another one;
- * `cosine` is the model's for the two texts. */
+ * `cosine` is the model's for the two texts. A new fact of several clauses answers it when one
+ * of them does: "The flat was sold; the new landlord is Ms. Kowalczyk.". */
 export function answers(old: string, next: string, cosine = 0.0): Answer | null {
+  let found = answer(old, next.replace(LEAD, ""), cosine);
+  const clauses = next.split(CLAUSES).filter((c) => c);
+  for (const clause of clauses.length > 1 && !found ? clauses : []) {
+    found = answer(old, clause, cosine);
+    if (found) break;
+  }
+  return found;
+}
+
+function answer(old: string, next: string, cosine: number): Answer | null {
   const o = read(old), n = read(next);
   const ko = o.keys.filter((k) => k && k !== "~");
   const kn = n.keys.filter((k) => k && k !== "~");
@@ -176,17 +193,30 @@ export function answers(old: string, next: string, cosine = 0.0): Answer | null 
   const cues = minus(n.cues, o.cues);
   const covered = ko.filter((k) => shared.has(k)).length / ko.length;
   const differs = { old: written(o, onlyOld), new: written(n, onlyNew) };
-  const saidAgain = covered >= RETRACTS || (cosine >= NEAR && covered > 0);
+  const saidAgain = covered >= RETRACTS || (cosine >= NEAR && covered > 0)
+    || [...takenBack(n, and(cues, RETRACTIONS))].some((k) => shared.has(k) && k !== ko[0]);
   if ((o.negations % 2 !== n.negations % 2 || and(cues, RETRACTIONS).size) && saidAgain) {
     // The new answer of a retraction is what takes the old one back: "no longer", "stopped".
     const taken = n.keys.flatMap((k, i) => (onlyNew.has(k) || cues.has(n.raw[i].toLowerCase()) || NEGATIONS.has(n.raw[i].toLowerCase())
       ? [n.raw[i].replaceAll("_", " ")] : []));
     return { reason: "retraction", old: differs.old, new: [...new Set(taken)] };
   }
-  // The subject: the first thing either names is named by the other too.
-  if (!shared.has(ko[0]) && !shared.has(kn[0])) return null;
+  // One measure, another amount, said as a change: "5 mg of amlodipine" / "The doctor raised the
+  // amlodipine dose to 10 mg." (its subject can be written two ways, so before the subject's test).
+  const amounts = (cues.size || saidUp(n)) && cosine >= MEASURED && sameOwned(o, n) ? measure(o, n, shared) : null;
+  if (amounts) return { reason: "value", old: amounts[0], new: amounts[1] };
+  // A switch said of the thing switched, however the subject is written ("moved from LastPass").
+  const switches = and(cues, SWITCHES);
+  if (switches.size && [...switched(n, switches)].some((k) => shared.has(k) && !PLACES.has(k))) {
+    return { reason: "change", old: differs.old, new: differs.new };
+  }
+  // The subject: the first thing either names is named by the other too, or both are the owner's.
+  // (Two facts of the owner's that open on different words only answer one question when the new
+  // one says what changed: "User banks with Barclays." / "User switched to Monzo ...".)
+  const opened = shared.has(ko[0]) || shared.has(kn[0]);
+  if (!opened && !(ownerFirst(o) && ownerFirst(n))) return null;
   if (observations(old, next, differs.old, differs.new) || otherSubjects(old, next)) return null;
-  const found = value(o, n, shared, onlyOld, onlyNew, cues, new Set([...named(old), ...named(next)]));
+  const found = opened ? value(o, n, shared, onlyOld, onlyNew, cues, new Set([...named(old), ...named(next)])) : null;
   if (found) return found;
   // A fresh sentence that says what changed ("The owner sold the Corolla and drives a Tesla."):
   // a strong change word, and most of the old fact said again.
@@ -199,7 +229,7 @@ export function answers(old: string, next: string, cosine = 0.0): Answer | null 
   }
   // Nearly one sentence, a value changed in it ("Ravi's insulin dose is 12 units" / "Ravi now
   // injects 14 units of insulin").
-  if (cosine >= CLOSE && covered >= CHANGED && sameOwned(o, n) && !narrowed(o, n, shared)
+  if (opened && cosine >= CLOSE && covered >= CHANGED && sameOwned(o, n) && !narrowed(o, n, shared)
       && !possessors(o, at(o, onlyOld), n, at(n, onlyNew))
       && and(kinds(o, at(o, onlyOld)), minus(kinds(n, at(n, onlyNew)), new Set(["word"]))).size) {
     return { reason: "value", old: differs.old, new: differs.new };
@@ -287,6 +317,10 @@ function named(text: string): Set<string> {
 /** The frame kept and its value changed: "The standup is at 9:30." / "... at 10:00 now."." */
 function value(o: Words, n: Words, shared: Set<string>, onlyOld: Set<string>, onlyNew: Set<string>, cues: Set<string>,
   named: Set<string>): Answer | null {
+  // Who the subject is, said before it in one text only, is not its answer: "The owner's brother
+  // Ben lives in Denver." / "Ben lives in Austin."
+  onlyOld = minus(onlyOld, lead(o, shared));
+  onlyNew = minus(onlyNew, lead(n, shared));
   if (!onlyOld.size || !onlyNew.size) return null;
   const runOld = run(o, onlyOld, shared), runNew = run(n, onlyNew, shared);
   if (runOld === null || runNew === null) return null;
@@ -307,6 +341,16 @@ function value(o: Words, n: Words, shared: Set<string>, onlyOld: Set<string>, on
     return { reason: "value", old: asWritten(o, runOld), new: asWritten(n, runNew) };
   }
   return null;
+}
+
+/** The content words before the first shared one when that is a name both give and the words
+ * before it describe it (none owns it, none comes again): "The owner's brother | Ben ...". */
+function lead(words: Words, shared: Set<string>): Set<string> {
+  const at = words.keys.findIndex((k) => shared.has(k));
+  const firstShared = at < 0 ? 0 : at;
+  const before = new Set(words.keys.slice(0, firstShared).filter((k) => k && k !== "~"));
+  if (!firstShared || !UPPER.test(first(words.raw[firstShared])) || words.raw[firstShared - 1] === "'s") return new Set();
+  return words.keys.slice(firstShared).some((k) => before.has(k)) ? new Set() : before;
 }
 
 /** The shared words in their order (each once), and how many of them come before the answer. */
@@ -332,6 +376,17 @@ function flips(o: Words, n: Words, runOld: number[], runNew: number[]): boolean 
   const a = new Set(runOld.map((i) => o.raw[i].toLowerCase()));
   const b = new Set(runNew.map((i) => n.raw[i].toLowerCase()));
   return [...b].some((w) => a.has("un" + w)) || [...a].some((w) => b.has("un" + w));
+}
+
+/** The text opens with the owner as its subject ("User banks with ...", "The owner moved ..."),
+ * not with something of the owner's ("The owner's bank ..."). */
+function ownerFirst(words: Words): boolean {
+  for (let i = 0; i < words.raw.length; i++) {
+    const low = words.raw[i].toLowerCase();
+    if (FILLER.has(low)) continue;
+    return OWNER.has(low) && (i + 1 === words.raw.length || words.raw[i + 1] !== "'s");
+  }
+  return false;
 }
 
 /** The names a text opens with ("Marisol Arrieta was born ..."): its subject, when it names one. */

@@ -1,0 +1,129 @@
+"""What a new fact says changed, when it does not keep the old one's sentence: the thing a change
+word is about, and a measure's new amount. same_question.py asks these when its frame test cannot
+see the question both answer ("The owner's password manager is LastPass." / "The owner moved from
+LastPass to Bitwarden."; "5 mg of amlodipine" / "The doctor raised the amlodipine dose to 10 mg.").
+worker/src/what_changed.ts mirrors it line for line; tests/golden/same_question.json holds both to
+the same answers. Each rule was found on the seen sets of benchmarks/lifecycle.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .same_question import Words
+
+# The change words whose thing is the old fact's: "switched the broadband", "The office moved".
+SWITCHES = frozenset(
+    """moved relocated switched changed replaced transferred upgraded downgraded increased decreased
+    raised lowered reduced pushed postponed rescheduled delayed renamed rebranded retitled took_over""".split()
+)
+# How close two facts must be for a measure's change to be theirs, and how many words around a
+# number say what it measures.
+MEASURED = 0.6
+AROUND = 3
+CURRENCY = "£$€¥"
+# "Biscuit is up to 14 kg", "put the rent up to £1,240": a measure said as a change.
+UP = frozenset("up down".split())
+BE = frozenset("is are was were be been being".split())
+ARTICLES = frozenset("the a an his her their my our its your".split())
+FROM = frozenset(["from"])
+ADVERBS = frozenset("longer anymore no_more any_more".split())
+
+
+def measure(o: Words, n: Words, shared: set[str]) -> tuple[list[str], list[str]] | None:
+    """A number in each with one unit after it ("12 kg" / "14 kg", "9:30" / "10:00", "£400" /
+    "£650"), the numbers differ, the words around both name one thing (what is measured), and no
+    one else is named: the old amount and the new one."""
+    if _names(o) - _names(n) and _names(n) - _names(o):
+        return None
+    units_old, units_new = _units(o), _units(n)
+    for i, unit in units_old.items():
+        for j, other in units_new.items():
+            if unit != other or o.keys[i] in shared or n.keys[j] in shared:
+                continue
+            if (_around(o, i) & _around(n, j) & shared) - {unit}:
+                return [o.raw[i]], [n.raw[j]]
+    return None
+
+
+def said_up(words: Words) -> bool:
+    return bool(UP & {w.lower() for w in words.raw})
+
+
+def taken_back(words: Words, cues: set[str]) -> set[str]:
+    """What a retraction takes back: the words after its cue ("gave up coffee", "scrapped the Lake
+    District offsite") or, when the cue follows "is" or "been", before it ("The HelloFresh
+    deliveries are cancelled"). Not after an adverb: "no more messages" is not a thing taken back."""
+    out: set[str] = set()
+    cues = cues - ADVERBS
+    for i, raw in enumerate(words.raw):
+        if raw.lower() in cues:
+            out |= _thing(words, i, -1 if i and words.raw[i - 1].lower() in BE else 1)
+    return out
+
+
+def switched(words: Words, cues: set[str]) -> set[str]:
+    """A switch word's thing: what it switches ("moved from LastPass to ...", "switched the
+    broadband over to ...") or what switched ("The office moved to ..."), a thing and not a person
+    ("Ingrid moved to Oslo" says nothing of Ingrid's job). What follows "to" is the new answer."""
+    thing: set[str] = set()
+    for i, raw in enumerate(words.raw):
+        if raw.lower() in cues:
+            after = _thing(words, i, 1, skip=FROM)
+            before = {k for k in _thing(words, i, -1) if not _capital(words, k)}
+            thing |= after | before
+    return thing
+
+
+def _thing(words: Words, i: int, step: int, skip: frozenset[str] = frozenset()) -> set[str]:
+    """The content words next to position i, one way: up to the next glue or small word that is
+    not an article ("coffee | and", "HelloFresh deliveries | are"); past `skip` words only when
+    they come first ("from LastPass")."""
+    out: set[str] = set()
+    m = i + step
+    while 0 <= m < len(words.raw) and len(out) < AROUND:
+        key, low = words.keys[m], words.raw[m].lower()
+        if key and key != "~":
+            out.add(key)
+        elif out and (key == "~" or low not in ARTICLES):
+            break
+        elif not out and step == 1 and low not in ARTICLES | skip:
+            break
+        m += step
+    return out
+
+
+def _capital(words: Words, key: str) -> bool:
+    return any(k == key and raw[:1].isupper() for raw, k in zip(words.raw, words.keys))
+
+
+def _around(words: Words, i: int) -> set[str]:
+    """The content words nearest a position: three before it and three after."""
+    at = [m for m, k in enumerate(words.keys) if k and k != "~" and m != i]
+    before = [m for m in at if m < i][-AROUND:]
+    after = [m for m in at if m > i][:AROUND]
+    return {words.keys[m] for m in before + after}
+
+
+def _names(words: Words) -> set[str]:
+    """The names a text holds: capitalised words, its first only when it owns something ("Mia's")."""
+    return {k for m, (raw, k) in enumerate(zip(words.raw, words.keys))
+            if k and k != "~" and raw[:1].isupper() and (m > 0 or words.raw[1:2] == ["'s"])}
+
+
+def _units(words: Words) -> dict[int, str]:
+    """Each number's position and its unit: "time", "money", or the next content word ("mg")."""
+    out = {}
+    for i, raw in enumerate(words.raw):
+        if not any(c.isdigit() for c in raw):
+            continue
+        if ":" in raw or (i + 1 < len(words.raw) and words.raw[i + 1].lower() in ("am", "pm")):
+            out[i] = "time"
+        elif raw[0] in CURRENCY:
+            out[i] = "money"
+        else:
+            unit = next((k for k in words.keys[i + 1 : i + 3] if k and k != "~"), "")
+            if unit and not any(c.isdigit() for c in unit):
+                out[i] = unit
+    return out
