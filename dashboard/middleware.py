@@ -103,6 +103,10 @@ class MemoryErrorMiddleware:
             problem, status = "unauthorized", 502
         elif isinstance(exception, InvalidResponse):
             problem, status = "invalid", 502
+        elif isinstance(exception, StatusError) and exception.code == "no_memory":
+            # A memory named in MEMORY_NAMES or a link that the service does not hold (yet): say so, offer to create it.
+            problem, status = "no_memory", 404
+            context = {"name": getattr(request, "memory", None) or ""}
         elif isinstance(exception, StatusError) and exception.status < 500:
             problem, status = "refused", exception.status  # what was sent, not the memory: the strip stays as it is
         elif isinstance(exception, StatusError):

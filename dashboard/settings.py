@@ -86,7 +86,10 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db("DASHBOARD_DATABASE_URL", default=f"sqlite:///{env.str('DASHBOARD_DB', default=str(BASE_DIR / 'var' / 'dashboard.db'))}")}
+DASHBOARD_DB = Path(env.str("DASHBOARD_DB", default=str(BASE_DIR / "var" / "dashboard.db")))
+if "DASHBOARD_DATABASE_URL" not in env:  # SQLite creates the file, not its folder: a fresh clone has no var/
+    DASHBOARD_DB.parent.mkdir(parents=True, exist_ok=True)
+DATABASES = {"default": env.db("DASHBOARD_DATABASE_URL", default=f"sqlite:///{DASHBOARD_DB}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LOGIN_URL = "login"

@@ -197,6 +197,16 @@ def worker_memory(env: dict, python: str) -> list[Process]:
     return [embed, worker]
 
 
+def create_named(root: str, env: dict) -> None:
+    """Each memory MEMORY_NAMES lists (as the dashboard reads it: names split at commas), created
+    if it is not there yet: the switcher's links open memories, never a "no memory" page."""
+    names = [n.strip() for n in env.get("MEMORY_NAMES", "").split(",") if n.strip()]
+    for name in names:
+        r = httpx.put(f"{root}/memories/{name}", headers={"X-Memory-Secret": env["MEMORY_SECRET"]}, timeout=10)
+        if r.status_code >= 400:
+            sys.exit(f"MEMORY_NAMES names {name!r}, which the memory refused: {r.text}")
+
+
 def stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt  # the same clean stop as Ctrl-C
 
@@ -213,6 +223,7 @@ def main() -> None:
     procs: list[Process] = []
     try:
         procs += worker_memory(env, python) if on_worker else local_memory(env, python)
+        create_named(f"http://127.0.0.1:{WORKER_PORT}" if on_worker else env["MEMORY_URL"], env)
         subprocess.run([python, "manage.py", "migrate", "--verbosity", "0"], cwd=ROOT, env=env, check=True)
         subprocess.run([python, "manage.py", "ensure_owner"], cwd=ROOT, env=env, check=True)
         dashboard = Process("the dashboard", [python, "manage.py", "runserver", f"127.0.0.1:{DASHBOARD_PORT}", "--noreload"],

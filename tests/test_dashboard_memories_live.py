@@ -65,3 +65,16 @@ def test_the_recall_quality_page_offers_the_shipped_sets_and_loads_them_beside_t
     EvalCase.objects.filter(suite="lookalikes").delete()  # one of the two gone: the page names it
     page = owner_client.get("/evaluate/").content.decode()
     assert "Not loaded yet: lookalikes." in page and "Only the cases saved" not in page
+
+
+def test_a_named_memory_the_service_does_not_hold_offers_to_create_it(owner_client, live_memories, settings):
+    settings.MEMORY_NAMES = ["default", "work", "garden-2"]
+    r = owner_client.get("/m/garden-2/")
+    page = r.content.decode()
+    assert r.status_code == 404 and "There is no memory named “garden-2” here yet" in page
+    assert "change what you typed" not in page  # the owner typed nothing: no memory, not a refusal
+    assert 'name="name" value="garden-2"' in page and "csrfmiddlewaretoken" in page and live_memories.secret not in page
+    created = owner_client.post("/memories/new", {"name": "garden-2"}, follow=True)
+    assert created.status_code == 200 and "Created the memory “garden-2”." in created.content.decode()
+    with live_memories.client() as api:
+        assert "garden-2" in api.get("/memories").json()["memories"]

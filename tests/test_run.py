@@ -17,11 +17,11 @@ from tests.memory_service import ROOT, free_port
 pytestmark = pytest.mark.slow
 
 
-def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict, Path]:
+def start(tmp_path: Path, *args: str, **more: str) -> tuple[subprocess.Popen, dict, Path]:
     ports = {name: str(free_port()) for name in ("DASHBOARD_PORT", "EMBED_PORT", "WORKER_PORT")}
     memory_port = free_port()
     env = {**os.environ, "DESK_HOME": str(tmp_path), "MEMORY_SECRET": "run-test-secret", "MEMORY_URL": f"http://127.0.0.1:{memory_port}", **ports,
-           "WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false"}
+           "WRANGLER_SEND_METRICS": "false", "CLOUDFLARE_CF_FETCH_ENABLED": "false", **more}
     log = tmp_path / "run.log"
     proc = subprocess.Popen([sys.executable, "scripts/run.py", *args], cwd=ROOT, env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=True)
@@ -41,13 +41,15 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def test_make_run_starts_the_memory_service_again_when_it_dies(tmp_path):
-    proc, env, log = start(tmp_path)
+    proc, env, log = start(tmp_path, MEMORY_NAMES="default,work")
     try:
         health = env["MEMORY_URL"] + "/health"
         secret = {"X-Memory-Secret": env["MEMORY_SECRET"]}
         assert httpx.get(health, headers=secret).json()["facts"] == 50  # the demo memory, the folder's default
         # The demo's facts are the owner's, reviewed: the Inbox starts empty, for the agent's writes.
         assert httpx.get(env["MEMORY_URL"] + "/facts", params={"reviewed": "false"}, headers=secret).json()["total"] == 0
+        # Each memory MEMORY_NAMES lists is created, empty: the switcher's "work" opens a memory.
+        assert httpx.get(env["MEMORY_URL"] + "/memories/work/health", headers=secret).json()["facts"] == 0
         # A folder of memories: another name is a memory only once created (PUT), never by a request.
         assert httpx.get(env["MEMORY_URL"] + "/memories/notes/stats", headers=secret).status_code == 404
         assert not (tmp_path / "var" / "memories" / "notes.db").exists()
@@ -88,3 +90,13 @@ def test_make_run_worker_serves_the_dashboard_on_a_durable_object_with_the_demo(
         assert hits["mode"] == "hybrid" and hits["results"]
     finally:
         stop(proc)
+
+
+def test_manage_py_by_hand_creates_the_dashboard_database_folder(tmp_path):
+    db = tmp_path / "fresh" / "var" / "dashboard.db"  # a fresh clone has no var/
+    env = {**os.environ, "SECRET_KEY": "x" * 50, "MEMORY_SECRET": "s", "DASHBOARD_DB": str(db),
+           "DASHBOARD_ENV_FILE": str(tmp_path / "none.env"), "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
+    env.pop("DASHBOARD_DATABASE_URL", None)
+    r = subprocess.run([sys.executable, "manage.py", "migrate", "--verbosity", "0"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert db.exists()
