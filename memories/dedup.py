@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from .facts import text_key
+
 CAPITALISED = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*", re.UNICODE)
 NEGATIONS = frozenset("not no never none nobody nothing nowhere neither nor cannot without n't".split())
 # Counting and ordering words say "which one" as surely as digits do.
@@ -82,3 +84,21 @@ def distinct(a: str, b: str) -> str | None:
     if any(not mentions(wb, n) for n in names(a)) or any(not mentions(wa, n) for n in names(b)):
         return "they differ in a name"
     return None
+
+
+# How close the same text with and without its subject must be to be looked at (MiniLM: 0.81-0.86).
+SUBJECT_FLOOR = 0.6
+# The owner as a fact's opening subject, which a memory's facts often leave out ("Is allergic to
+# peanuts.", as ChatGPT writes them): matched on the case-folded text.
+OWNER_OPENING = re.compile(r"^(?:the +)?(?:owner|user)(?:'s|\u2019s)? +")
+
+
+def bare(text: str) -> str:
+    """The text as exact dedup compares it, without an opening owner subject or a closing full stop."""
+    return OWNER_OPENING.sub("", text_key(text).rstrip(". "))
+
+
+def same_but_subject(a: str, b: str) -> bool:
+    """One fact, written with and without its subject: "The owner is allergic to peanuts." and
+    "Is allergic to peanuts." (the memory is the owner's; another subject is another fact)."""
+    return bool(bare(a)) and bare(a) == bare(b)

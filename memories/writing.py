@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from .codes import exact_all
-from .dedup import distinct
+from .dedup import SUBJECT_FLOOR, distinct, same_but_subject
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
@@ -141,7 +141,12 @@ class Writer:
         above the threshold that says the same thing (best score first, then lowest id): one that
         differs in a number, date, name or negation is another fact (dedup.py)."""
         facts, near = self._current_closest(ids, scores, self.state.threshold, tuple(leave), NEAR_CANDIDATES)
-        return next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
+        found = next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
+        if found:
+            return found
+        # The same text with or without "The owner" scores below the threshold: its own look.
+        facts, near = self._current_closest(ids, scores, SUBJECT_FLOOR, tuple(leave), NEAR_CANDIDATES)
+        return next(((fid, "near", s) for fid, s in near if same_but_subject(text, facts[fid].text)), None)
 
     def _stale(self) -> list[int]:
         """The facts no longer current (inside the write): never proposed."""

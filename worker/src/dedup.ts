@@ -1,6 +1,8 @@
 // When two texts the model finds nearly the same still say different things: memories/dedup.py,
 // line for line (its docstring says why). tests/golden/recall.json holds both to the same answers.
 
+import { textKey } from "./text";
+
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{L}[\p{L}\p{N}]*/gu;
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
 export const NEGATIONS = set("not no never none nobody nothing nowhere neither nor cannot without n't");
@@ -58,3 +60,17 @@ export function distinct(a: string, b: string): string | null {
   if ([...names(a)].some((n) => !mentions(wb, n)) || [...names(b)].some((n) => !mentions(wa, n))) return "they differ in a name";
   return null;
 }
+
+// How close the same text with and without its subject must be to be looked at (MiniLM: 0.81-0.86).
+export const SUBJECT_FLOOR = 0.6;
+// The owner as a fact's opening subject, which a memory's facts often leave out ("Is allergic to
+// peanuts.", as ChatGPT writes them): matched on the case-folded text.
+const OWNER_OPENING = /^(?:the +)?(?:owner|user)(?:'s|\u2019s)? +/u;
+
+/** The text as exact dedup compares it, without an opening owner subject or a closing full stop. */
+export const bare = (text: string): string => textKey(text).replace(/[. ]+$/u, "").replace(OWNER_OPENING, "");
+
+/** One fact, written with and without its subject: "The owner is allergic to peanuts." and
+ * "Is allergic to peanuts." (the memory is the owner's; another subject is another fact). */
+export const sameButSubject = (a: string, b: string): boolean => bare(a) !== "" && bare(a) === bare(b);
+

@@ -11,7 +11,7 @@
 // (duplicate? does the id still exist?) runs again inside the synchronous transaction, after the
 // last await.
 
-import { distinct } from "./dedup";
+import { distinct, sameButSubject, SUBJECT_FLOOR } from "./dedup";
 import { pairsOf } from "./conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
 import { dropUnheldWords } from "./forgetting";
@@ -92,10 +92,14 @@ export class Writer extends Part {
     // The nearest current same-type facts at or above the threshold, best first; the first that
     // does not differ in a number, date, name or negation is the duplicate (dedup.ts says why).
     const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude && !skip.includes(id));
-    if (!over.length) return null;
     const [facts, live] = currentClosest(over, (ids) => this.reader.getMany(ids), NEAR_CANDIDATES);
     const same = live.find(([id]) => distinct(text, facts.get(id)!.text) === null);
-    return same ? [same[0], "near", same[1]] : null;
+    if (same) return [same[0], "near", same[1]];
+    // The same text with or without "The owner" scores below the threshold: its own look.
+    const close = near.filter(([id, s]) => s >= SUBJECT_FLOOR && id !== exclude && !skip.includes(id));
+    const [others, current] = currentClosest(close, (ids) => this.reader.getMany(ids), NEAR_CANDIDATES);
+    const twin = current.find(([id]) => sameButSubject(text, others.get(id)!.text));
+    return twin ? [twin[0], "near", twin[1]] : null;
   }
 
   /** The newest replaced fact of the type that holds the text (the same key), when no current one
