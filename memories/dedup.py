@@ -102,3 +102,14 @@ def same_but_subject(a: str, b: str) -> bool:
     """One fact, written with and without its subject: "The owner is allergic to peanuts." and
     "Is allergic to peanuts." (the memory is the owner's; another subject is another fact)."""
     return bool(bare(a)) and bare(a) == bare(b)
+
+
+SUBJECTS = ("", "the owner ", "owner ", "the user ", "user ", "the owner's ", "owner's ", "the user's ", "user's ",
+            "the owner\u2019s ", "owner\u2019s ", "the user\u2019s ", "user\u2019s ")
+
+
+def spellings(text: str) -> list[str]:
+    """Every text_key the same fact has with or without its subject and full stop: what a replaced
+    fact is looked up by, so "Lives in Utrecht." is the replaced "The owner lives in Utrecht."."""
+    b = bare(text)
+    return [text_key(text)] + ([f"{s}{b}{end}" for s in SUBJECTS for end in ("", ".")] if b else [])

@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from .codes import exact_all
-from .dedup import SUBJECT_FLOOR, distinct, same_but_subject
+from .dedup import SUBJECT_FLOOR, distinct, same_but_subject, spellings
 from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
@@ -108,11 +108,13 @@ class Writer:
         return (row[0], "exact", 1.0) if row else None
 
     def _replaced_duplicate(self, text: str, type: str) -> tuple[int, str, float] | None:
-        """A replaced same-type fact with the same text: the write answers it rather than storing
-        what was true before again (with `supersedes`, the client says it is true again)."""
+        """A replaced same-type fact with the same text, or the same without its subject: the write
+        answers it rather than storing what was true before again (with `supersedes`, the client
+        says it is true again)."""
+        keys = spellings(text)
         row = self.state.db.execute(
-            "SELECT id FROM facts WHERE type = ? AND text_key = ? AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1",
-            (type, text_key(text))).fetchone()
+            f"SELECT id FROM facts WHERE type = ? AND text_key IN ({', '.join('?' * len(keys))}) AND superseded_by IS NOT NULL"
+            " ORDER BY id DESC LIMIT 1", (type, *keys)).fetchone()
         return (row[0], "replaced", 1.0) if row else None
 
     def _current_closest(self, ids: np.ndarray, scores: np.ndarray, floor: float, leave: tuple[int, ...],

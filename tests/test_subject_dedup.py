@@ -37,6 +37,17 @@ def test_an_import_of_a_subject_less_list_merges_into_the_agents_facts(api):
     assert metric["created"] is True and metric_again["created"] is False and metric_again["id"] == metric["id"]
 
 
+def test_a_replaced_fact_said_without_its_subject_does_not_come_back_as_current(api):
+    """An import of "Lives in Utrecht." after the agent's "moved to Porto" replaced "The owner lives
+    in Utrecht.": answered with the replaced fact, which stays replaced, as `replaced`."""
+    utrecht = add(api, "The owner lives in Utrecht.")["id"]
+    porto = add(api, "The owner and family moved to Porto.", supersedes=[utrecht])["id"]
+    r = api.post("/facts/batch", json={"facts": [{"text": "Lives in Utrecht"}]})
+    [again] = r.json()["results"]
+    assert again["created"] is False and again["id"] == utrecht and again["duplicate"]["match"] == "replaced"
+    assert api.get(f"/facts/{utrecht}").json()["superseded_by"] == porto
+
+
 def test_another_subject_or_another_word_is_another_fact(api):
     add(api, "Is allergic to shellfish.")
     for text in ("Priya is allergic to shellfish.", "The owner is allergic to cats.", "Is not allergic to shellfish anymore."):

@@ -74,3 +74,12 @@ export const bare = (text: string): string => textKey(text).replace(/[. ]+$/u, "
  * "Is allergic to peanuts." (the memory is the owner's; another subject is another fact). */
 export const sameButSubject = (a: string, b: string): boolean => bare(a) !== "" && bare(a) === bare(b);
 
+const SUBJECTS = ["", "the owner ", "owner ", "the user ", "user ", "the owner's ", "owner's ", "the user's ", "user's ",
+  "the owner\u2019s ", "owner\u2019s ", "the user\u2019s ", "user\u2019s "];
+
+/** Every text_key the same fact has with or without its subject and full stop: what a replaced
+ * fact is looked up by, so "Lives in Utrecht." is the replaced "The owner lives in Utrecht.". */
+export function spellings(text: string): string[] {
+  const b = bare(text);
+  return [textKey(text), ...(b ? SUBJECTS.flatMap((s) => ["", "."].map((end) => `${s}${b}${end}`)) : [])];
+}

@@ -11,7 +11,7 @@
 // (duplicate? does the id still exist?) runs again inside the synchronous transaction, after the
 // last await.
 
-import { distinct, sameButSubject, SUBJECT_FLOOR } from "./dedup";
+import { distinct, sameButSubject, spellings, SUBJECT_FLOOR } from "./dedup";
 import { pairsOf } from "./conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
 import { dropUnheldWords } from "./forgetting";
@@ -105,8 +105,8 @@ export class Writer extends Part {
   /** The newest replaced fact of the type that holds the text (the same key), when no current one
    * does: what was true before the owner moved on, not stored again. */
   private replacedDuplicate(text: string, type: FactType): Fact | null {
-    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1",
-      type, textKey(text)).toArray();
+    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key IN (SELECT value FROM json_each(?))"
+      + " AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1", type, JSON.stringify(spellings(text))).toArray();
     return rows.length ? this.reader.get(rows[0].id as number) : null;
   }
 
