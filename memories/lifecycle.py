@@ -176,17 +176,21 @@ def differences(old: str, new: str) -> dict:
     return {"kinds": kinds, "old": only_old, "new": only_new}
 
 
-def proposals(near: list[tuple[int, float]], texts: dict[int, str], text: str) -> list[tuple[int, float, dict]]:
+def proposals(near: list[tuple[int, float]], texts: dict[int, str], text: str,
+              newer: frozenset[int] = frozenset()) -> list[tuple[int, float, dict, bool]]:
     """Of a new fact's eligible same-type neighbours (id, cosine: current, not its duplicate, not
     named in its `supersedes`; `texts` their texts), the ones it may replace, with what differs:
     the closest PROPOSE_CANDIDATES at or above PROPOSE (ties to the smaller id) that answer the
-    question `text` answers, at most PROPOSE_MOST."""
+    question `text` answers, at most PROPOSE_MOST. A pair goes by the facts' times, not by which
+    was written last: a neighbour in `newer` (created after the new fact: an import's older
+    fact) is the pair's new fact, and its flag (the last item) says so."""
     kept = sorted(((fid, s) for fid, s in near if s >= PROPOSE), key=lambda p: (-p[1], p[0]))[:PROPOSE_CANDIDATES]
     out = []
     for fid, s in kept:
-        answer = answers(texts[fid], text, s)
+        old, new = (text, texts[fid]) if fid in newer else (texts[fid], text)
+        answer = answers(old, new, s)
         if answer is not None:
-            out.append((fid, s, proposal_differs(texts[fid], text, answer)))
+            out.append((fid, s, proposal_differs(old, new, answer), fid in newer))
     return out[:PROPOSE_MOST]
 
 

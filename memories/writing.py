@@ -171,15 +171,21 @@ class Writer:
     def review_before(self) -> bool:
         return self.state.review["mode"] == "before"
 
-    def _proposals(self, fid: int, text: str, ids: np.ndarray, scores: np.ndarray, leave: tuple[int, ...]) -> tuple[dict, ...]:
+    def _proposals(self, fid: int, text: str, created_at: str, ids: np.ndarray, scores: np.ndarray,
+                   leave: tuple[int, ...]) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
-        `conflicts` inside the write and answered with what differs."""
+        `conflicts` inside the write and answered with what differs. A newer one that may replace
+        it (an imported fact older than what the memory holds) is kept the other way round, and
+        is not in the answer: the write replaces nothing newer than itself."""
         facts, near = self._current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES)
+        newer = frozenset(i for i, _ in near if facts[i].created_at > created_at)
         out = []
-        for old, score, differs in proposals(near, {i: f.text for i, f in facts.items()}, text):
+        for other, score, differs, reverse in proposals(near, {i: f.text for i, f in facts.items()}, text, newer):
+            old, new = (fid, other) if reverse else (other, fid)
             self.state.db.execute("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)",
-                                  (old, fid, round(score, 6), json.dumps(differs, ensure_ascii=False)))
-            out.append({"id": old, "fact": facts[old].to_dict(), "score": round(score, 6), "differs": differs, "replaced": False})
+                                  (old, new, round(score, 6), json.dumps(differs, ensure_ascii=False)))
+            if not reverse:
+                out.append({"id": other, "fact": facts[other].to_dict(), "score": round(score, 6), "differs": differs, "replaced": False})
         return tuple(out)
 
     def _unlink(self, fid: int) -> None:
@@ -293,7 +299,7 @@ class Writer:
                 replacing.replace(db, old.id, fid, self.review_before)
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
-            conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, near_ids, near_scores, leave)
+            conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, created_at, near_ids, near_scores, leave)
             at_once = replaces_at_once(state.proposals, alone and op == "add", client, item.source, state.review, conflicts)
             if at_once:  # the memory's proposals setting: replaced in this write, the pair kept as done
                 conflicts, replaced = replace_now(db, self.reader, fid, conflicts, self.review_before), {**replaced, **at_once}

@@ -27,9 +27,12 @@ def test_proposals_ask_the_closest_candidates_over_the_bar_and_keep_those_that_a
     got = proposals(near, texts, "The standup is at 10:00 now.")
     # The closest PROPOSE_CANDIDATES at or above PROPOSE (2, 1, 3, 5, 4: ties to the smaller id);
     # 2 answers another question (who hosts it); at most PROPOSE_MOST kept.
-    assert [fid for fid, _, _ in got] == [1, 3, 5][:PROPOSE_MOST]
-    assert got[0][2] == {"kinds": ["number"], "old": ["9:30"], "new": ["10:00"]}
+    assert [fid for fid, _, _, _ in got] == [1, 3, 5][:PROPOSE_MOST]
+    assert got[0][2] == {"kinds": ["number"], "old": ["9:30"], "new": ["10:00"]} and not got[0][3]
     assert proposals([(9, 0.39)], texts, "The standup is at 10:00 now.") == []
+    # A neighbour newer than the new fact (an import's older one) is the pair's new fact.
+    [(fid, _, differs, reverse)] = proposals([(1, 0.9)], {1: "The standup is at 10:00 now."}, "The standup is at 9:30.", frozenset({1}))
+    assert fid == 1 and reverse and differs["old"] == ["9:30"] and differs["new"] == ["10:00"]
 
 
 @pytest.fixture

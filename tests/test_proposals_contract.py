@@ -69,3 +69,24 @@ def test_a_memory_of_distinct_true_facts_holds_no_proposal(api):
              f"Ravi{t} is allergic to cats.", f"Ravi{t}'s yoga class is on Mondays.", f"Ravi{t}'s piano lesson is on Tuesdays."]
     proposed = [(f, c["fact"]["text"]) for f in facts for c in add(api, f)["conflicts"]]
     assert proposed == []
+
+
+def test_a_pair_goes_by_the_facts_times_so_an_import_never_replaces_a_newer_fact(api):
+    """An imported row dated before what the memory holds is the pair's old fact: "standup at 9:15"
+    (2026-11-03) against today's "10:00", "drinks black coffee" against today's "no longer"."""
+    t = uuid.uuid4().hex[:6]
+    standup = add(api, f"The {t} standup is at 10:00 now.")["id"]
+    coffee = add(api, f"The {t} owner no longer drinks coffee.")["id"]
+    r = api.post("/facts/batch", json={"facts": [{"text": f"The {t} standup is at 9:15.", "created_at": "2026-11-03T09:00:00Z"},
+                                                 {"text": f"The {t} owner drinks black coffee.", "created_at": "2026-11-03T09:00:00Z"}]})
+    old_standup, old_coffee = r.json()["results"]
+    assert old_standup["created"] and old_coffee["created"], r.text
+    assert old_standup["conflicts"] == [] and old_coffee["conflicts"] == []  # the import replaces nothing newer
+    pairs = {(c["old"]["id"], c["new"]["id"]) for c in api.get("/conflicts", params={"limit": 100}).json()["conflicts"]}
+    assert (old_standup["id"], standup) in pairs and (old_coffee["id"], coffee) in pairs
+    assert (standup, old_standup["id"]) not in pairs and (coffee, old_coffee["id"]) not in pairs
+    # Until the owner decides, the newer answer comes first and the imported one is marked.
+    hits = api.post("/recall", json={"query": f"When is the {t} standup?", "log": False}).json()["results"]
+    ids = [h["fact"]["id"] for h in hits]
+    assert ids.index(standup) < ids.index(old_standup["id"])
+    assert next(h for h in hits if h["fact"]["id"] == old_standup["id"]).get("may_be_outdated") is True

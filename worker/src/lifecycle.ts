@@ -197,13 +197,17 @@ export function differences(old: string, next: string): Differs {
 /** Of a new fact's eligible same-type neighbours [id, cosine] (current, not its duplicate, not
  * named in its `supersedes`; `texts` their texts), the ones it may replace, with what differs:
  * the closest PROPOSE_CANDIDATES at or above PROPOSE (ties to the smaller id) that answer the
- * question `text` answers, at most PROPOSE_MOST. */
-export function proposals(near: [number, number][], texts: Map<number, string>, text: string): [number, number, Differs][] {
+ * question `text` answers, at most PROPOSE_MOST. A pair goes by the facts' times, not by which
+ * was written last: a neighbour in `newer` (created after the new fact: an import's older fact)
+ * is the pair's new fact, and its flag (the last item) says so. */
+export function proposals(near: [number, number][], texts: Map<number, string>, text: string,
+  newer: Set<number> = new Set()): [number, number, Differs, boolean][] {
   const kept = near.filter(([, s]) => s >= PROPOSE).sort((x, y) => y[1] - x[1] || x[0] - y[0]).slice(0, PROPOSE_CANDIDATES);
-  const out: [number, number, Differs][] = [];
+  const out: [number, number, Differs, boolean][] = [];
   for (const [id, s] of kept) {
-    const answer = answers(texts.get(id)!, text, s);
-    if (answer !== null) out.push([id, s, proposalDiffers(texts.get(id)!, text, answer)]);
+    const [old, next] = newer.has(id) ? [text, texts.get(id)!] : [texts.get(id)!, text];
+    const answer = answers(old, next, s);
+    if (answer !== null) out.push([id, s, proposalDiffers(old, next, answer), newer.has(id)]);
   }
   return out.slice(0, PROPOSE_MOST);
 }

@@ -143,15 +143,22 @@ export class Writer extends Part {
   }
 
   /** A created fact's proposals (lifecycle.ts `proposals`), stored as open conflicts inside its
-   * write: of `near`, the current facts other than those it replaces (`skip`) and its duplicate. */
-  private propose(id: number, text: string, near: [number, number][], skip: number[], duplicate: number | null): Proposal[] {
+   * write: of `near`, the current facts other than those it replaces (`skip`) and its duplicate.
+   * A newer one that may replace it (an imported fact older than what the memory holds) is kept
+   * the other way round, and is not in the answer: the write replaces nothing newer than itself. */
+  private propose(id: number, text: string, created: string, near: [number, number][], skip: number[],
+    duplicate: number | null): Proposal[] {
     const over = near.filter(([other, s]) => s >= PROPOSE && other !== id && other !== duplicate && !skip.includes(other));
     const [facts, eligible] = currentClosest(over, (ids) => this.reader.getMany(ids), PROPOSE_CANDIDATES);
-    return proposals(eligible, new Map(eligible.map(([other]) => [other, facts.get(other)!.text])), text).map(([other, cosine, differs]) => {
+    const newer = new Set(eligible.filter(([other]) => facts.get(other)!.created_at > created).map(([other]) => other));
+    const out: Proposal[] = [];
+    for (const [other, cosine, differs, reverse] of proposals(eligible, new Map(eligible.map(([other]) => [other, facts.get(other)!.text])), text, newer)) {
       const score = round6(cosine);
-      this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", other, id, score, JSON.stringify(differs));
-      return { id: other, fact: facts.get(other)!, score, differs, replaced: false };
-    });
+      const [old, next] = reverse ? [id, other] : [other, id];
+      this.sql.exec("INSERT OR IGNORE INTO conflicts (old, new, score, differs) VALUES (?, ?, ?, ?)", old, next, score, JSON.stringify(differs));
+      if (!reverse) out.push({ id: other, fact: facts.get(other)!, score, differs, replaced: false });
+    }
+    return out;
   }
 
   /** 507 `memory_full` unless `facts` more rows and the new words of `texts` fit in the budget. */
@@ -278,7 +285,7 @@ export class Writer extends Part {
           id, this.embedder.model, vectors[i].length, toBlob(vectors[i]));
         storePairs(this.state, id, c.type, near);
         for (const f of replaced) replace(this.sql, f.id, id, this.reviewBefore);  // each named fact, in this write
-        let conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, near, c.supersedes, found?.[0] ?? null);
+        let conflicts = restore || !PROPOSING.includes(c.type) ? [] : this.propose(id, c.text, created, near, c.supersedes, found?.[0] ?? null);
         const atOnce = replacesAtOnce(this.state.proposals, alone && op === "add", client, c.source, this.state.review, conflicts);
         if (atOnce) {  // the memory's proposals setting: replaced in this write, the pair kept as done
           [conflicts, replaced] = [replaceNow(this.sql, this.reader, id, conflicts, this.reviewBefore), [...replaced, ...atOnce]];

@@ -290,18 +290,20 @@ describe("proposals", () => {
     // 2 is under PROPOSE; 7 answers, but five are closer (1, 3, 4, 5, 6): it is not asked.
     const near: [number, number][] = [[7, 0.5], [6, 0.6], [5, 0.7], [4, 0.8], [3, 0.8], [2, PROPOSE - 0.01], [1, 0.9]];
     expect(PROPOSE_CANDIDATES).toBe(5);
-    expect(proposals(near, texts, next)).toEqual([[3, 0.8, answer("8:30")]]);
-    expect(proposals(near.filter(([id]) => id !== 6), texts, next)).toEqual([[3, 0.8, answer("8:30")], [7, 0.5, answer("10:00")]]);
+    expect(proposals(near, texts, next)).toEqual([[3, 0.8, answer("8:30"), false]]);
+    expect(proposals(near.filter(([id]) => id !== 6), texts, next)).toEqual([[3, 0.8, answer("8:30"), false], [7, 0.5, answer("10:00"), false]]);
     expect(proposals([[2, PROPOSE - 0.01]], texts, next)).toEqual([]);
-    expect(proposals([[1, 0.9], [2, PROPOSE]], texts, next)).toEqual([[2, PROPOSE, answer("9:30")]]);
+    expect(proposals([[1, 0.9], [2, PROPOSE]], texts, next)).toEqual([[2, PROPOSE, answer("9:30"), false]]);
+    // A neighbour newer than the new fact (an import's older one) is the pair's new fact.
+    expect(proposals([[2, 0.9]], texts, next, new Set([2]))).toEqual([[2, 0.9, { kinds: ["number"], old: ["9:00"], new: ["9:30"] }, true]]);
     // Four answer: the closest PROPOSE_MOST, ties to the smaller id.
     const four: [number, number][] = [[8, 0.7], [7, 0.8], [3, 0.8], [2, 0.6]];
     expect(PROPOSE_MOST).toBe(3);
-    expect(proposals(four, texts, next)).toEqual([[3, 0.8, answer("8:30")], [7, 0.8, answer("10:00")], [8, 0.7, answer("7:45")]]);
+    expect(proposals(four, texts, next)).toEqual([[3, 0.8, answer("8:30"), false], [7, 0.8, answer("10:00"), false], [8, 0.7, answer("7:45"), false]]);
     // What differs: the kinds of `differences`, and each fact's answer, not every word that differs.
     const [old, now] = ["The standup is at 9:30 on Mondays.", "The standup is at 9:00 on Mondays now."];
     expect(differences(old, now)).toEqual({ kinds: ["number"], old: ["9:30"], new: ["9:00", "now"] });
-    expect(proposals([[2, 0.85]], new Map([[2, old]]), now)).toEqual([[2, 0.85, { kinds: ["number"], old: ["9:30"], new: ["9:00"] }]]);
+    expect(proposals([[2, 0.85]], new Map([[2, old]]), now)).toEqual([[2, 0.85, { kinds: ["number"], old: ["9:30"], new: ["9:00"] }, false]]);
   });
 
   it("of the closest 5 current same-type facts at cosine >= 0.4, lists those answering its question, at most 3, stored as open conflicts", async () => {
