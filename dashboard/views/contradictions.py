@@ -145,14 +145,17 @@ def contradiction_resolve(request: HttpRequest) -> HttpResponse:
                              "Choose “New replaces old”, “Both true” or “Old is right”.", back=back, back_label="Back")
     context = {"old_id": old, "new_id": new, "score": score, "differs_json": json.dumps(differs, ensure_ascii=False),
                "place": place, "resolution": resolution}
+    client = memory(request.memory)
     try:
-        _, _, entry = memory(request.memory).resolve(old, new, resolution)
+        approved = approve_winner(client, old, new, resolution)
+        _, _, entry = client.resolve(old, new, resolution)
     except NotFound:
         level, note, entry = "warning", f"#{old} or #{new} is gone: deleted since. Nothing was changed.", None
     except BadRequest as e:  # a fact no longer current: someone (the agent, another tab) decided first
         level, note, entry = "warning", f"Nothing was changed: {e.message}.", None
     else:
         level, note = "success", DONE[resolution].format(old=old, new=new)
+        note += f" #{approved} was waiting for review: approved, so it is recalled." if approved else ""
         forget_status()
     if not request.htmx:
         messages.add_message(request, getattr(messages, level.upper()),
@@ -160,6 +163,17 @@ def contradiction_resolve(request: HttpRequest) -> HttpResponse:
         return redirect(back)
     answer = render(request, "contradictions.html#resolved", {**context, "level": level, "note": note, "entry": entry})
     return with_strip(request, with_total(request, place, answer))
+
+
+def approve_winner(client: MemoryClient, old: int, new: int, resolution: str) -> int | None:
+    """The fact the owner chose to keep, approved when it waits for review (as the Inbox's `r`
+    does): a replacement by a pending fact would leave neither recalled. Its id, or None."""
+    winner = {"replace": new, "keep_old": old}.get(resolution)
+    fact = client.facts([winner]).get(winner) if winner is not None else None
+    if fact is None or fact.reviewed:
+        return None
+    client.review([winner])
+    return winner
 
 
 @require_POST
