@@ -1,11 +1,13 @@
 // The contradictions queue by keyboard: j/k move between pairs, r/b/o press the focused pair's own
-// buttons (so htmx posts exactly as a click does), u its Undo, e opens the new fact, ? the keys.
+// buttons (so htmx posts exactly as a click does), u undoes the latest decision (as on the Inbox;
+// else the focused pair's Undo), e opens the new fact, ? the keys.
 // No inline script (CSP): base.html loads this on the Contradictions page only.
 "use strict";
 
 (() => {
   const KEYS = { r: "replace", b: "keep_both", o: "keep_old" };
   let focusedId = null; // an id, not the element: htmx replaces the row itself
+  const undoable = []; // ids of the pairs decided here whose Undo u presses, the latest last
 
   const rows = () => [...document.querySelectorAll("#conflicts > li.conflict")];
   const focused = () => (focusedId && document.getElementById(focusedId)) || null;
@@ -18,6 +20,15 @@
     focusedId = row.id;
     if (moveFocus) row.focus({ preventScroll: true });
     row.scrollIntoView({ block: "nearest" }); // the focused pair is always in view
+  }
+
+  function lastUndo() {
+    while (undoable.length) {
+      const button = document.getElementById(undoable[undoable.length - 1])?.querySelector("form.undo button");
+      if (button) return button;
+      undoable.pop(); // undone already, or gone
+    }
+    return null;
   }
 
   function nextOpen(after) {
@@ -37,7 +48,9 @@
     if (event.key === "j") focusRow(all[Math.min(at + 1, all.length - 1)]);
     else if (event.key === "k") focusRow(all[Math.max(at - 1, 0)]);
     else if (KEYS[event.key] && row) row.querySelector(`button[value="${KEYS[event.key]}"]`)?.click();
-    else if (event.key === "u" && row) row.querySelector("form.undo button")?.click();
+    else if (event.key === "u" && (lastUndo() || row?.querySelector("form.undo button"))) {
+      (lastUndo() || row.querySelector("form.undo button")).click();
+    }
     else if (event.key === "e" && row) row.querySelector('a[data-key="edit"]')?.click();
     else if (event.key === "?") { const keys = document.getElementById("keys"); if (keys) keys.open = !keys.open; }
     else return;
@@ -54,7 +67,9 @@
   // pair is focused, after an undo the pair that came back.
   document.addEventListener("htmx:load", (event) => {
     const elt = event.detail.elt;
-    if (!elt.matches || !elt.matches("#conflicts > li.conflict") || elt.id !== focusedId) return;
+    if (!elt.matches || !elt.matches("#conflicts > li.conflict")) return;
+    if (elt.querySelector("form.undo")) undoable.push(elt.id); // decided: u undoes it, wherever focus went
+    if (elt.id !== focusedId) return;
     focusRow(elt.classList.contains("resolved") ? (nextOpen(elt) || elt) : elt);
   });
 

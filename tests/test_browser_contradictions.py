@@ -80,6 +80,14 @@ def test_the_owner_resolves_a_queue_of_three_one_by_keyboard(page: Page, live_se
     page.keyboard.press("b")
     expect(page.locator(f"#conflict-{o2}-{n2}.resolved")).to_contain_text(f"Both #{o2} and #{n2} are true")
     expect(count).to_have_text("1 open")
+    # u right after a decision undoes it, though the focus moved on to the next pair (as on the Inbox).
+    expect(page.locator(f"#conflict-{o1}-{n1}")).to_be_focused()
+    page.keyboard.press("u")
+    expect(page.locator(f"#conflict-{o2}-{n2}:not(.resolved)")).to_contain_text("undone: open again")
+    expect(count).to_have_text("2 open")
+    page.locator(f"#conflict-{o2}-{n2}").get_by_role("button", name="Both true").click()
+    expect(page.locator(f"#conflict-{o2}-{n2}.resolved")).to_contain_text(f"Both #{o2} and #{n2} are true")
+    expect(count).to_have_text("1 open")
 
     # 3. The last: "old is right", undone from its line, and decided again by keyboard.
     page.locator(f"#conflict-{o1}-{n1}").get_by_role("button", name="Old is right").click()
