@@ -54,6 +54,8 @@ def test_the_fact_the_owner_keeps_is_approved_when_it_waited_for_review(owner_cl
     assert api.get(f"/facts/{kept}").json()["reviewed_at"] is not None
     gone = old if resolution == "replace" else new
     assert api.get(f"/facts/{gone}").json()["superseded_by"] == kept
+    inbox = {f["id"] for f in api.get("/facts", params={"reviewed": "false", "limit": 100}).json()["facts"]}
+    assert kept not in inbox and gone not in inbox  # both decided: neither waits in the Inbox
     hits = api.post("/recall", json={"query": f"When is the {t} standup?", "log": False}).json()["results"]
     assert hits[0]["fact"]["id"] == kept
 
@@ -64,3 +66,13 @@ def test_keeping_both_approves_nothing(owner_client, reviewing_before):
     new = add(api, f"The {t} gym opens at 7:00 now.", AGENT)["id"]
     owner_client.post(reverse("contradiction_resolve"), {"old": old, "new": new, "resolution": "keep_both"}, headers=HTMX)
     assert api.get(f"/facts/{new}").json()["reviewed_at"] is None  # "both true" is not a review of either
+
+
+def test_the_agents_fact_rejected_with_old_is_right_leaves_the_inbox(owner_client, reviewing_before):
+    api, t = reviewing_before, uuid.uuid4().hex[:6]
+    old = add(api, f"The {t} pool opens at 7:00.", OWNER)["id"]
+    new = add(api, f"The {t} pool opens at 8:00 now.", AGENT)["id"]
+    owner_client.post(reverse("contradiction_resolve"), {"old": old, "new": new, "resolution": "keep_old"}, headers=HTMX)
+    rejected = api.get(f"/facts/{new}").json()
+    assert rejected["superseded_by"] == old and rejected["reviewed_at"] is not None
+    assert new not in {f["id"] for f in api.get("/facts", params={"reviewed": "false", "limit": 100}).json()["facts"]}

@@ -167,13 +167,16 @@ def contradiction_resolve(request: HttpRequest) -> HttpResponse:
 
 def approve_winner(client: MemoryClient, old: int, new: int, resolution: str) -> int | None:
     """The fact the owner chose to keep, approved when it waits for review (as the Inbox's `r`
-    does): a replacement by a pending fact would leave neither recalled. Its id, or None."""
-    winner = {"replace": new, "keep_old": old}.get(resolution)
-    fact = client.facts([winner]).get(winner) if winner is not None else None
-    if fact is None or fact.reviewed:
+    does): a replacement by a pending fact would leave neither recalled. The one replaced is
+    reviewed too: the owner has decided it, so it leaves the Inbox. The kept one's id, or None."""
+    if resolution not in ("replace", "keep_old"):
         return None
-    client.review([winner])
-    return winner
+    winner, loser = (new, old) if resolution == "replace" else (old, new)
+    facts = client.facts([winner, loser])
+    waiting = [i for i in (winner, loser) if i in facts and not facts[i].reviewed]
+    if waiting:
+        client.review(waiting)
+    return winner if winner in waiting else None
 
 
 @require_POST
