@@ -1,4 +1,5 @@
 from datetime import UTC, date, datetime, time
+from datetime import time as time_of_day  # (AsOfDay.time is a method)
 
 from django import forms
 
@@ -91,8 +92,20 @@ class AsOfDay(forms.DateField):
         return day
 
     @staticmethod
-    def time(day: date | None) -> str | None:
-        return end_of_day(day) if day and day < datetime.now(UTC).date() else None
+    def time(day: date | None, at: time_of_day | None = None) -> str | None:
+        """The contract's time: the day's end, or `at` on that day (UTC, so a change made an hour
+        ago is before "as of" now); None when that is now or later: the memory as it is."""
+        if not day:
+            return None
+        if at is None:
+            return end_of_day(day) if day < datetime.now(UTC).date() else None
+        moment = datetime.combine(day, at, tzinfo=UTC)
+        return moment.isoformat().replace("+00:00", "Z") if moment < datetime.now(UTC) else None
+
+
+def as_of_time_field() -> forms.TimeField:
+    return forms.TimeField(required=False, label="at (UTC)", error_messages={
+        "invalid": "A time is hours and minutes, 14:30 (UTC)."})
 
 
 class FactFilter(forms.Form):
@@ -117,6 +130,7 @@ class FactFilter(forms.Form):
     cursor = forms.CharField(required=False, max_length=500)
     status = forms.CharField(required=False)
     as_of = AsOfDay(required=False, label="As of")
+    as_of_time = as_of_time_field()
 
     def clean_q(self) -> str:
         return not_blank(self.cleaned_data["q"], "The search")
@@ -169,13 +183,14 @@ class FactFilter(forms.Form):
         each only when it is not the default."""
         d = self.cleaned_data
         return {**({"status": d["status"]} if d.get("status", DEFAULT_STATUS) != DEFAULT_STATUS else {}),
-                **({"as_of": d["as_of"].isoformat()} if d.get("as_of") else {})}
+                **({"as_of": d["as_of"].isoformat()} if d.get("as_of") else {}),
+                **({"as_of_time": d["as_of_time"].strftime("%H:%M")} if d.get("as_of") and d.get("as_of_time") else {})}
 
     def lifecycle(self) -> dict[str, str | None]:
         """What list_facts takes for them: `status` always (the memory's own default is all),
         `as_of` as the contract's time."""
         return {"status": self.cleaned_data.get("status") or DEFAULT_STATUS,
-                "as_of": AsOfDay.time(self.cleaned_data.get("as_of"))}
+                "as_of": AsOfDay.time(self.cleaned_data.get("as_of"), self.cleaned_data.get("as_of_time"))}
 
 
 class RecallForm(forms.Form):
@@ -184,11 +199,12 @@ class RecallForm(forms.Form):
     limit = forms.IntegerField(min_value=1, max_value=100, initial=15, required=False)
     pin = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False, label="Where is fact #")
     as_of = AsOfDay(required=False, label="As of")
+    as_of_time = as_of_time_field()
     include_stale = forms.BooleanField(required=False, label="replaced and expired facts too")
 
     def lifecycle(self) -> dict:
         """What recall and explain take: from what was current at the end of `as_of`, or from every fact."""
-        return {"as_of": AsOfDay.time(self.cleaned_data.get("as_of")),
+        return {"as_of": AsOfDay.time(self.cleaned_data.get("as_of"), self.cleaned_data.get("as_of_time")),
                 "include_stale": bool(self.cleaned_data.get("include_stale"))}
 
 

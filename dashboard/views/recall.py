@@ -75,6 +75,7 @@ def recall_debugger(request: HttpRequest) -> HttpResponse:
         context["settings"] = settings
         # The links that rank again (pin, the memory's own settings) keep these as well as the settings.
         when = {k: v for k, v in {"as_of": request.GET.get("as_of") if lifecycle["as_of"] else None,
+                                  "as_of_time": request.GET.get("as_of_time") if lifecycle["as_of"] else None,
                                   "include_stale": "on" if lifecycle["include_stale"] else None}.items() if v}
         context["settings_query"] = urlencode({**{f"f_{k}": v for k, v in settings.items()}, **when})
         context["when_query"] = urlencode(when)
