@@ -1,8 +1,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import (account, calibrate, contradictions, duplicates, evaluate, facts, history, imports, inbox, memories, recall,
-                    recalls)
+from .views import (account, bulk_delete, calibrate, contradictions, duplicates, evaluate, facts, history, imports, inbox,
+                    memories, recall, recalls)
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -10,8 +10,8 @@ urlpatterns = [
     path("", facts.fact_list, name="facts"),
     path("memories/new", memories.memory_create, name="memory_create"),
     path("facts/new", facts.fact_add, name="fact_add"),
-    path("facts/bulk-delete", facts.fact_bulk_delete, name="fact_bulk_delete"),
-    path("facts/bulk-undo", facts.fact_bulk_undo, name="fact_bulk_undo"),
+    path("facts/bulk-delete", bulk_delete.fact_bulk_delete, name="fact_bulk_delete"),
+    path("facts/bulk-undo", bulk_delete.fact_bulk_undo, name="fact_bulk_undo"),
     path("facts/<int:fact_id>/", facts.fact_detail, name="fact_detail"),
     path("facts/<int:fact_id>/row", facts.fact_row, name="fact_row"),
     path("facts/<int:fact_id>/edit", facts.fact_edit, name="fact_edit"),
