@@ -16,7 +16,8 @@ import {
 import type { Reader } from "./reading";
 import type { Answer } from "./recall_log";
 import { Part, type State } from "./state";
-import { type FactType, dot } from "./vectors";
+import { dot } from "./vector_math";
+import type { FactType } from "./vectors";
 
 // hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
 const MODES = ["hybrid", "keyword", "vector"] as const;

@@ -27,7 +27,8 @@ import { cleanIds, reviewedBy } from "./reviewing";
 import { sameJson } from "./settings";
 import { Part, type State, toBlob } from "./state";
 import { textKey } from "./text";
-import { type FactType, type Top, dot } from "./vectors";
+import { dot } from "./vector_math";
+import { type FactType, type Top } from "./vectors";
 
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 

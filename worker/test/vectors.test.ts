@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { BLOCK, type FactType, MAP_ENTRY_BYTES, ROW_BYTES, TYPES, VectorIndex, dot, encode, normalise } from "../src/vectors";
+import { dot, encode, normalise } from "../src/vector_math";
+import { BLOCK, type FactType, MAP_ENTRY_BYTES, ROW_BYTES, TYPES, VectorIndex } from "../src/vectors";
 import { CANDIDATES, WORD_BITS, WORD_RESCORE } from "../src/vocabulary";
 
 const v = (...xs: number[]) => normalise(xs);
