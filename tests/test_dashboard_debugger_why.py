@@ -151,3 +151,16 @@ def test_a_memory_that_keeps_no_queue_still_explains(owner_client, mock_memory):
     assert html.select_one("#recall-conflicts") is None
     [row] = outranked(html)
     assert row["id"] == 2 and row["by"] == "vec" and row["parts"] == [0.0, 0.1]
+
+
+def test_a_query_word_in_another_form_is_the_querys_own_not_the_expansions():
+    """"What outranked it" called "+1.17 via lives" the expansion's, while the keyword index stems
+    "lives" and the query's own "live" to one word (issue 51 §5)."""
+    from dashboard.views.recall import by_expansion, inflected
+
+    assert not by_expansion("lives", ["where", "owner", "live"], ["lives", "home"])
+    assert not by_expansion("living", ["live"], ["lives"])
+    assert by_expansion("home", ["where", "owner", "live"], ["lives", "home"])
+    assert by_expansion("married", ["wife"], ["married", "spouse"])
+    assert {inflected(w) for w in ("live", "lives", "lived", "living")} == {"liv"}
+    assert inflected("bus") == "bus" and inflected("is") == "is"

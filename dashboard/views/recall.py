@@ -193,12 +193,29 @@ def match_terms(match: str | None) -> list[str]:
 
 def by_expansion(word: str, own: list[str], widened: list[str]) -> bool:
     """Whether a matched word matched a word the query was widened with rather than one of its own
-    terms: it shares a longer beginning with one (a Porter stem is a word's beginning, mostly:
-    "married" is "marri")."""
+    terms: not when it is one of the query's own words in another form ("lives" for "live": the
+    keyword index stems both to one), else when it shares a longer beginning with a widened one (a
+    Porter stem is a word's beginning, mostly: "married" is "marri")."""
+    if any(inflected(word) == inflected(t) for t in own):
+        return False
+
     def shared(terms):
         return max((len(os.path.commonprefix([word, t])) for t in terms), default=0)
 
     return shared(widened) > shared(own)
+
+
+INFLECTIONS = ("ing", "ed", "es", "s")
+
+
+def inflected(word: str) -> str:
+    """A word without its inflection, as the keyword index's Porter stemmer sees "live", "lives",
+    "lived" and "living" alike (the dashboard does not import the engine's stemmer)."""
+    for end in INFLECTIONS:
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            word = word[: -len(end)]
+            break
+    return word.removesuffix("e") if len(word) > 3 else word
 
 
 def conflicts_among(client, fused: list[dict]) -> dict:
