@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .dedup import CALENDAR, NUMBER_WORDS
 from .what_changed import MEASURED, SWITCHES, measure, said_up, switched, taken_back
 
-GLUE = frozenset("is are was were be been being am has have had 's called named titled known goes_by known_as".split())
+GLUE = frozenset("is are was were be been being am has have had 's called named titled known goes_by go_by going_by known_as".split())
 FILLER = frozenset(
     """the a an of to in on at for from by with and or as into onto about per via its their his her
     our your this that these those it there here who which whose what where when than then so also
@@ -43,7 +43,8 @@ STRONG = frozenset(
     sold left quit stopped resigned retired ended cancelled canceled terminated discontinued dropped
     renewed extended christened longer anymore off gave_up given_up giving_up stepped_down took_over
     called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned ditched lapsed
-    unsubscribed dropped_out pulled_out""".split()
+    unsubscribed dropped_out pulled_out moves moving relocates relocating switches switching renames
+    renaming transfers transferring cancels cancelling canceling quits quitting stops stopping""".split()
 )
 WEAK = frozenset("now new newly currently since recently lately today again instead later latest actually".split())
 CUES = STRONG | WEAK
@@ -51,17 +52,17 @@ CUES = STRONG | WEAK
 RETRACTIONS = frozenset(
     "longer anymore quit stopped cancelled canceled ended off terminated discontinued gave_up given_up "
     "giving_up stepped_down called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned "
-    "ditched lapsed unsubscribed dropped_out pulled_out".split()
+    "ditched lapsed unsubscribed dropped_out pulled_out cancels cancelling canceling quits quitting stops stopping".split()
 )
 # Two words that make one change word: "gave up", "stepped down", "called off".
-PHRASES = re.compile(r"\b(gave|given|giving|stepped|took|called|no|any|goes|known) (up|down|over|off|more|by|as)\b", re.IGNORECASE)
+PHRASES = re.compile(r"\b(gave|given|giving|stepped|took|called|no|any|goes|go|going|known) (up|down|over|off|more|by|as)\b", re.IGNORECASE)
 OUT = re.compile(r"\b(dropped|pulled) (out)\b", re.IGNORECASE)  # "dropped out", not "goes out"
 NEGATIONS = frozenset("not no never n't without".split())
 # Words that name one place to live or work out of several verbs: "moved to X" answers "lives in Y".
-SAME = {"home": "live", "lives": "live", "living": "live", "lived": "live", "moved": "live", "relocated": "live",
-        "based": "live", "located": "live"}
+SAME = {"home": "live", "live": "live", "lives": "live", "living": "live", "lived": "live", "moved": "live", "relocated": "live",
+        "based": "live", "located": "live", "kept": "live", "stored": "live", "parked": "live", "housed": "live"}
 
-NAMING = frozenset("called named title titled renamed goes_by known_as".split())
+NAMING = frozenset("called named title titled renamed goes_by go_by going_by known_as".split())
 # How much of the old fact the new one must say again: with a retraction, with a strong change word.
 RETRACTS = 0.4
 CHANGED = 0.5
@@ -194,7 +195,7 @@ def _answers(old: str, new: str, cosine: float) -> Answer | None:
     covered = sum(k in shared for k in ko) / len(ko)
     said_old, said_new = _written(o, only_old), _written(n, only_new)
     said_again = (covered >= RETRACTS or (cosine >= NEAR and covered > 0)
-                  or bool(taken_back(n, cues & RETRACTIONS) & shared - {ko[0]}))
+                  or bool(taken_back(n, o, cues & RETRACTIONS) & shared))
     if (o.negations % 2 != n.negations % 2 or cues & RETRACTIONS) and said_again:
         # The new answer of a retraction is what takes the old one back: "no longer", "stopped".
         taken = [n.raw[i].replace("_", " ") for i, k in enumerate(n.keys)
@@ -206,7 +207,7 @@ def _answers(old: str, new: str, cosine: float) -> Answer | None:
     if amounts:
         return Answer("value", *amounts)
     # A switch said of the thing switched, however the subject is written ("moved from LastPass").
-    if cues & SWITCHES and switched(n, cues & SWITCHES) & shared - set(SAME.values()):
+    if cues & SWITCHES and switched(n, o, cues & SWITCHES) & shared - set(SAME.values()):
         return Answer("change", said_old, said_new)
     # The subject: the first thing either names is named by the other too, or both are the owner's.
     # (Two facts of the owner's that open on different words only answer one question when the new

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 # The change words whose thing is the old fact's: "switched the broadband", "The office moved".
 SWITCHES = frozenset(
     """moved relocated switched changed replaced transferred upgraded downgraded increased decreased
-    raised lowered reduced pushed postponed rescheduled delayed renamed rebranded retitled took_over""".split()
+    raised lowered reduced pushed postponed rescheduled delayed renamed rebranded retitled took_over moves
+    moving relocates relocating switches switching renames renaming transfers transferring""".split()
 )
 # How close two facts must be for a measure's change to be theirs, and how many words around a
 # number say what it measures.
@@ -51,19 +52,23 @@ def said_up(words: Words) -> bool:
     return bool(UP & {w.lower() for w in words.raw})
 
 
-def taken_back(words: Words, cues: set[str]) -> set[str]:
+def taken_back(words: Words, old: Words, cues: set[str]) -> set[str]:
     """What a retraction takes back: the words after its cue ("gave up coffee", "scrapped the Lake
-    District offsite") or, when the cue follows "is" or "been", before it ("The HelloFresh
-    deliveries are cancelled"). Not after an adverb: "no more messages" is not a thing taken back."""
+    District offsite") or, when the cue follows "is" or "been" or nothing follows it, before it
+    ("The HelloFresh deliveries are cancelled"). Not after an adverb: "no more messages" is not a
+    thing taken back. Not the person the old fact is about: "Ben's party is cancelled" takes
+    nothing back from "Ben is the owner's godson"."""
     out: set[str] = set()
     cues = cues - ADVERBS
     for i, raw in enumerate(words.raw):
         if raw.lower() in cues:
-            out |= _thing(words, i, -1 if i and words.raw[i - 1].lower() in BE else 1)
-    return out
+            after = set() if i and words.raw[i - 1].lower() in BE else _thing(words, i, 1)
+            out |= after or _thing(words, i, -1)
+    first = next((k for k in old.keys if k and k != "~"), "")
+    return out - ({first} if _capital(old, first) and _capital(words, first) else set())
 
 
-def switched(words: Words, cues: set[str]) -> set[str]:
+def switched(words: Words, old: Words, cues: set[str]) -> set[str]:
     """A switch word's thing: what it switches ("moved from LastPass to ...", "switched the
     broadband over to ...") or what switched ("The office moved to ..."), a thing and not a person
     ("Ingrid moved to Oslo" says nothing of Ingrid's job). What follows "to" is the new answer."""
@@ -71,15 +76,15 @@ def switched(words: Words, cues: set[str]) -> set[str]:
     for i, raw in enumerate(words.raw):
         if raw.lower() in cues:
             after = _thing(words, i, 1, skip=FROM)
-            before = {k for k in _thing(words, i, -1) if not _capital(words, k)}
+            before = {k for k in _thing(words, i, -1) if not _name(words, old, k)}
             thing |= after | before
     return thing
 
 
 def _thing(words: Words, i: int, step: int, skip: frozenset[str] = frozenset()) -> set[str]:
     """The content words next to position i, one way: up to the next glue or small word that is
-    not an article ("coffee | and", "HelloFresh deliveries | are"); past `skip` words only when
-    they come first ("from LastPass")."""
+    not an article ("coffee | and", "HelloFresh deliveries | are"); past `skip` words and "the
+    owner's" only when they come first ("from LastPass", "renamed the owner's plan")."""
     out: set[str] = set()
     m = i + step
     while 0 <= m < len(words.raw) and len(out) < AROUND:
@@ -88,10 +93,22 @@ def _thing(words: Words, i: int, step: int, skip: frozenset[str] = frozenset()) 
             out.add(key)
         elif out and (key == "~" or low not in ARTICLES):
             break
-        elif not out and step == 1 and low not in ARTICLES | skip:
+        elif not out and step == 1 and low not in ARTICLES | skip and not _owning(words, m):
             break
         m += step
     return out
+
+
+def _name(words: Words, old: Words, key: str) -> bool:
+    """A name: written with a capital past the text's first word, or first and in the old fact too
+    ("Leo moved ..." after "Leo is ..."; not "Newsletter was renamed ..." after "The newsletter ...")."""
+    return any(k == key and raw[:1].isupper() and (m > 0 or _capital(old, key))
+               for m, (raw, k) in enumerate(zip(words.raw, words.keys)))
+
+
+def _owning(words: Words, m: int) -> bool:
+    """Position m is in a possessive before a thing: "the owner's Flex 20 plan"."""
+    return words.raw[m] == "'s" or words.raw[m + 1 : m + 2] == ["'s"]
 
 
 def _capital(words: Words, key: str) -> bool:

@@ -49,6 +49,11 @@ EDGES = [
     ("A; b. c", "x;  y.\n z; "), ("Mia's pocket money is £5.", "Zara's pocket money is up to £7 now."),
     ("The 3fa9c1 bins go out on Tuesdays.", "The 3fa9c1 recycling goes out on Fridays."),
     ("Is registered for the race.", "DROPPED OUT of the race."), ("Jo pulled out.", "Jo puLLed ouT of the race."),
+    ("The newsletter is called Small Batch.", "Newsletter was renamed to Pipeline Notes."),
+    ("Leo is allergic to peanuts.", "Leo moves to year 4."), ("The plan is called Flex 20.", "The carrier renamed the owner's Flex 20 plan."),
+    ("The band is called The Late Trains.", "The Late Trains now GO BY Night Service."), ("Smokes a pack a day.", "Quit smoking."),
+    ("Ben is the owner's godson.", "Ben's party is cancelled."), ("The box comes weekly.", "Box subscription cancelled"),
+    ("The bikes are stored in the basement.", "Bikes are now kept in the shed."), ("'s", "renamed 's"),
 ]
 
 

@@ -30,7 +30,7 @@ import { DIGIT, first, UPPER } from "./text";
 import { MEASURED, measure, saidUp, SWITCHES, switched, takenBack } from "./what_changed";
 
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
-const GLUE = set("is are was were be been being am has have had 's called named titled known goes_by known_as");
+const GLUE = set("is are was were be been being am has have had 's called named titled known goes_by go_by going_by known_as");
 const FILLER = set(`the a an of to in on at for from by with and or as into onto about per via its their his her
   our your this that these those it there here who which whose what where when than then so also
   just still too very really every each all some any one do does did ca wo sha`);
@@ -43,29 +43,30 @@ const STRONG = set(`moved relocated switched changed replaced renamed rebranded 
   sold left quit stopped resigned retired ended cancelled canceled terminated discontinued dropped
   renewed extended christened longer anymore off gave_up given_up giving_up stepped_down took_over
   called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned ditched lapsed
-  unsubscribed dropped_out pulled_out`);
+  unsubscribed dropped_out pulled_out moves moving relocates relocating switches switching renames
+  renaming transfers transferring cancels cancelling canceling quits quitting stops stopping`);
 const WEAK = set("now new newly currently since recently lately today again instead later latest actually");
 const CUES = new Set([...STRONG, ...WEAK]);
 // A new fact holding one of these takes the old one back ("no longer", "stopped", "cancelled").
 const RETRACTIONS = set(`longer anymore quit stopped cancelled canceled ended off terminated discontinued gave_up given_up
   giving_up stepped_down called_off no_more any_more withdrew withdrawn scrapped shelved axed abandoned
-  ditched lapsed unsubscribed dropped_out pulled_out`);
+  ditched lapsed unsubscribed dropped_out pulled_out cancels cancelling canceling quits quitting stops stopping`);
 // Two words that make one change word: "gave up", "stepped down", "called off". Python's \w is
 // [\p{L}\p{N}_]; its re.IGNORECASE matches a letter's other case, and "İ" and "ı" to i, "ſ" to s,
 // the Kelvin sign to k.
 const WORD = "\\p{L}\\p{N}_";
 const CASELESS: Record<string, string> = { i: "iIİı", s: "sSſ", k: "kK\u212a" };
 const caseless = (words: string, sep = " ") => words.split(sep).map((w) => Array.from(w, (c) => `[${CASELESS[c] ?? c + c.toUpperCase()}]`).join("")).join("|");
-const PHRASES = new RegExp(`(?<![${WORD}])(${caseless("gave given giving stepped took called no any goes known")})`
+const PHRASES = new RegExp(`(?<![${WORD}])(${caseless("gave given giving stepped took called no any goes go going known")})`
   + ` (${caseless("up down over off more by as")})(?![${WORD}])`, "gu");
 const OUT = new RegExp(`(?<![${WORD}])(${caseless("dropped pulled")}) (${caseless("out")})(?![${WORD}])`, "gu");  // "dropped out", not "goes out"
 const NEGATIONS = set("not no never n't without");
 // Words that name one place to live or work out of several verbs: "moved to X" answers "lives in Y".
-const SAME = new Map(Object.entries({ home: "live", lives: "live", living: "live", lived: "live", moved: "live", relocated: "live",
-  based: "live", located: "live" }));
+const SAME = new Map(Object.entries({ home: "live", live: "live", lives: "live", living: "live", lived: "live", moved: "live", relocated: "live",
+  based: "live", located: "live", kept: "live", stored: "live", parked: "live", housed: "live" }));
 const PLACES = new Set(SAME.values());
 
-const NAMING = set("called named title titled renamed goes_by known_as");
+const NAMING = set("called named title titled renamed goes_by go_by going_by known_as");
 // How much of the old fact the new one must say again: with a retraction, with a strong change word.
 const RETRACTS = 0.4;
 const CHANGED = 0.5;
@@ -194,7 +195,7 @@ function answer(old: string, next: string, cosine: number): Answer | null {
   const covered = ko.filter((k) => shared.has(k)).length / ko.length;
   const differs = { old: written(o, onlyOld), new: written(n, onlyNew) };
   const saidAgain = covered >= RETRACTS || (cosine >= NEAR && covered > 0)
-    || [...takenBack(n, and(cues, RETRACTIONS))].some((k) => shared.has(k) && k !== ko[0]);
+    || [...takenBack(n, o, and(cues, RETRACTIONS))].some((k) => shared.has(k));
   if ((o.negations % 2 !== n.negations % 2 || and(cues, RETRACTIONS).size) && saidAgain) {
     // The new answer of a retraction is what takes the old one back: "no longer", "stopped".
     const taken = n.keys.flatMap((k, i) => (onlyNew.has(k) || cues.has(n.raw[i].toLowerCase()) || NEGATIONS.has(n.raw[i].toLowerCase())
@@ -207,7 +208,7 @@ function answer(old: string, next: string, cosine: number): Answer | null {
   if (amounts) return { reason: "value", old: amounts[0], new: amounts[1] };
   // A switch said of the thing switched, however the subject is written ("moved from LastPass").
   const switches = and(cues, SWITCHES);
-  if (switches.size && [...switched(n, switches)].some((k) => shared.has(k) && !PLACES.has(k))) {
+  if (switches.size && [...switched(n, o, switches)].some((k) => shared.has(k) && !PLACES.has(k))) {
     return { reason: "change", old: differs.old, new: differs.new };
   }
   // The subject: the first thing either names is named by the other too, or both are the owner's.

@@ -8,7 +8,8 @@ import { DIGIT, first, UPPER } from "./text";
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
 // The change words whose thing is the old fact's: "switched the broadband", "The office moved".
 export const SWITCHES = set(`moved relocated switched changed replaced transferred upgraded downgraded increased decreased
-  raised lowered reduced pushed postponed rescheduled delayed renamed rebranded retitled took_over`);
+  raised lowered reduced pushed postponed rescheduled delayed renamed rebranded retitled took_over moves
+  moving relocates relocating switches switching renames renaming transfers transferring`);
 // How close two facts must be for a measure's change to be theirs, and how many words around a
 // number say what it measures.
 export const MEASURED = 0.6;
@@ -41,45 +42,58 @@ export function measure(o: Words, n: Words, shared: Set<string>): [string[], str
 export const saidUp = (words: Words): boolean => words.raw.some((w) => UP.has(w.toLowerCase()));
 
 /** What a retraction takes back: the words after its cue ("gave up coffee", "scrapped the Lake
- * District offsite") or, when the cue follows "is" or "been", before it ("The HelloFresh
- * deliveries are cancelled"). Not after an adverb: "no more messages" is not a thing taken back. */
-export function takenBack(words: Words, cues: Set<string>): Set<string> {
+ * District offsite") or, when the cue follows "is" or "been" or nothing follows it, before it
+ * ("The HelloFresh deliveries are cancelled"). Not after an adverb: "no more messages" is not a
+ * thing taken back. Not the person the old fact is about: "Ben's party is cancelled" takes
+ * nothing back from "Ben is the owner's godson". */
+export function takenBack(words: Words, old: Words, cues: Set<string>): Set<string> {
   const out = new Set<string>();
   words.raw.forEach((raw, i) => {
-    if (cues.has(raw.toLowerCase()) && !ADVERBS.has(raw.toLowerCase())) {
-      for (const k of thing(words, i, i && BE.has(words.raw[i - 1].toLowerCase()) ? -1 : 1)) out.add(k);
-    }
+    const low = raw.toLowerCase();
+    if (!cues.has(low) || ADVERBS.has(low)) return;
+    const after = i && BE.has(words.raw[i - 1].toLowerCase()) ? new Set<string>() : thing(words, i, 1);
+    for (const k of after.size ? after : thing(words, i, -1)) out.add(k);
   });
+  const firstKey = old.keys.find((k) => k && k !== "~") ?? "";
+  if (capital(old, firstKey) && capital(words, firstKey)) out.delete(firstKey);
   return out;
 }
 
 /** A switch word's thing: what it switches ("moved from LastPass to ...", "switched the
  * broadband over to ...") or what switched ("The office moved to ..."), a thing and not a person
  * ("Ingrid moved to Oslo" says nothing of Ingrid's job). What follows "to" is the new answer. */
-export function switched(words: Words, cues: Set<string>): Set<string> {
+export function switched(words: Words, old: Words, cues: Set<string>): Set<string> {
   const out = new Set<string>();
   words.raw.forEach((raw, i) => {
     if (cues.has(raw.toLowerCase())) {
       for (const k of thing(words, i, 1, FROM)) out.add(k);
-      for (const k of thing(words, i, -1)) if (!capital(words, k)) out.add(k);
+      for (const k of thing(words, i, -1)) if (!name(words, old, k)) out.add(k);
     }
   });
   return out;
 }
 
 /** The content words next to position i, one way: up to the next glue or small word that is
- * not an article ("coffee | and", "HelloFresh deliveries | are"); past `skip` words only when
- * they come first ("from LastPass"). */
+ * not an article ("coffee | and", "HelloFresh deliveries | are"); past `skip` words and "the
+ * owner's" only when they come first ("from LastPass", "renamed the owner's plan"). */
 function thing(words: Words, i: number, step: number, skip = new Set<string>()): Set<string> {
   const out = new Set<string>();
   for (let m = i + step; m >= 0 && m < words.raw.length && out.size < AROUND; m += step) {
     const key = words.keys[m], low = words.raw[m].toLowerCase();
     if (key && key !== "~") out.add(key);
     else if (out.size && (key === "~" || !ARTICLES.has(low))) break;
-    else if (!out.size && step === 1 && !ARTICLES.has(low) && !skip.has(low)) break;
+    else if (!out.size && step === 1 && !ARTICLES.has(low) && !skip.has(low) && !owning(words, m)) break;
   }
   return out;
 }
+
+/** A name: written with a capital past the text's first word, or first and in the old fact too
+ * ("Leo moved ..." after "Leo is ..."; not "Newsletter was renamed ..." after "The newsletter ..."). */
+const name = (words: Words, old: Words, key: string) =>
+  words.keys.some((k, m) => k === key && UPPER.test(first(words.raw[m])) && (m > 0 || capital(old, key)));
+
+/** Position m is in a possessive before a thing: "the owner's Flex 20 plan". */
+const owning = (words: Words, m: number) => words.raw[m] === "'s" || words.raw[m + 1] === "'s";
 
 const capital = (words: Words, key: string) => words.keys.some((k, i) => k === key && UPPER.test(first(words.raw[i])));
 
