@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from dashboard.views import facts as facts_view
+from dashboard.views import bulk_delete as bulk_delete_view
 from tests.html import page
 
 pytestmark = pytest.mark.django_db
@@ -96,7 +96,7 @@ def test_select_all_matching_deletes_what_the_filters_match_and_undo_all_puts_it
 
 
 def test_select_all_matching_stops_at_the_cap_and_says_so(owner_client, live_memory, monkeypatch):
-    monkeypatch.setattr(facts_view, "BULK_LIMIT", 2)
+    monkeypatch.setattr(bulk_delete_view, "BULK_LIMIT", 2)  # what "all matching" takes at most
     tag = uuid.uuid4().hex[:6]
     with live_memory.client() as api:
         ids = [store(api, f"Capped item {n} ({tag}).") for n in range(3)]

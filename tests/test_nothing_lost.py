@@ -176,7 +176,7 @@ def test_a_backup_into_an_empty_memory_gives_back_every_fact_and_the_settings_ex
         forced = api.post("/facts", json={"text": "Priya is the sister of the owner.", "force": True})
         assert forced.status_code == 201
         api.put("/settings", json={"threshold": 0.999, "fusion": {"expand": 0.7}})
-        for text, type in (("The owner prefers metric units.", "fact"), ("Owner prefers metric units.", "fact"),
+        for text, type in (("The owner prefers metric units.", "fact"), ("The owner prefers the metric units.", "fact"),
                            ("Water the plants every Sunday morning.", "skill"), ("Water the plants each Sunday morning.", "skill"),
                            ("2026-11-24: paid the water bill.", "log")):
             assert api.post("/facts", json={"text": text, "type": type}).status_code == 201
