@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .views import (account, bulk_delete, calibrate, contradictions, duplicates, evaluate, facts, history, imports, inbox,
-                    memories, recall, recalls)
+                    inbox_resolve, memories, recall, recalls)
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
@@ -21,7 +21,7 @@ urlpatterns = [
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/approve", inbox.inbox_approve, name="inbox_approve"),
     path("inbox/delete", inbox.inbox_delete, name="inbox_delete"),
-    path("inbox/resolve", inbox.inbox_resolve, name="inbox_resolve"),
+    path("inbox/resolve", inbox_resolve.inbox_resolve, name="inbox_resolve"),
     path("inbox/undo", inbox.inbox_undo, name="inbox_undo"),
     path("inbox/settings", inbox.inbox_settings, name="inbox_settings"),
     path("inbox/<int:fact_id>/row", inbox.inbox_row, name="inbox_row"),
