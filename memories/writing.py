@@ -16,12 +16,12 @@ from functools import partial
 import numpy as np
 
 from .codes import exact_all
-from .dedup import SUBJECT_FLOOR, distinct, same_but_subject, spellings
-from .facts import (FACT_COLUMNS, NEAR_CANDIDATES, AddResult, Conflict, Fact, IdTaken, InvalidInput,
+from .duplicates_of import Duplicates
+from .facts import (FACT_COLUMNS, AddResult, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
 from . import replacing
-from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, is_current, proposals
+from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, proposals
 from .pairs import MARGIN
 from .replace_at_once import replace_now, replaces_at_once
 from .reviewing import clean_ids, reviewed_by
@@ -39,7 +39,6 @@ RESTORED = "from a backup: stored as it was, without the duplicate check"
 class RolledBack(Exception):
     """A dry run's end: the write's transaction is rolled back, and nothing of it applied."""
 UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
-CURRENT = "(valid_until IS NULL OR valid_until > ?)"
 
 
 class Writer:
@@ -47,6 +46,7 @@ class Writer:
         self.state = state
         self.reader = reader
         self.history = history
+        self.duplicates = Duplicates(state, reader)
 
     def add_many(self, items: list[dict], client: str = "", restore: bool = False, dry_run: bool = False,
                  note: str = "", alone: bool = False) -> list[AddResult]:
@@ -95,61 +95,6 @@ class Writer:
             embedded = word_vectors(self.state, words, embedded)
             self.state.vocab.add(words, np.array([embedded[w] for w in words]))
 
-    # -- dedup -------------------------------------------------------------------------
-
-    def _exact_duplicate(self, text: str, type: str, exclude: int | None = None,
-                         leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
-        """A current same-type fact with the same text (ignoring case), but those in `leave`."""
-        marks = ",".join("?" * len(leave))
-        row = self.state.db.execute(
-            f"SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ? AND {CURRENT} AND id NOT IN ({marks}) LIMIT 1",
-            (type, text_key(text), exclude, now(), *leave),
-        ).fetchone()
-        return (row[0], "exact", 1.0) if row else None
-
-    def _replaced_duplicate(self, text: str, type: str) -> tuple[int, str, float] | None:
-        """A replaced same-type fact with the same text, or the same without its subject: the write
-        answers it rather than storing what was true before again (with `supersedes`, the client
-        says it is true again)."""
-        keys = spellings(text)
-        row = self.state.db.execute(
-            f"SELECT id FROM facts WHERE type = ? AND text_key IN ({', '.join('?' * len(keys))}) AND superseded_by IS NOT NULL"
-            " ORDER BY id DESC LIMIT 1", (type, *keys)).fetchone()
-        return (row[0], "replaced", 1.0) if row else None
-
-    def _current_closest(self, ids: np.ndarray, scores: np.ndarray, floor: float, leave: tuple[int, ...],
-                         most: int) -> tuple[dict[int, Fact], list[tuple[int, float]]]:
-        """Of the same-type facts `ids` with their cosines `scores`, those at or above `floor` and
-        not in `leave`, best score first, then lowest id: the facts read, and the first `most`
-        current ones as (id, cosine). Rows are read a few at a time: a crowd is mostly current,
-        and a batch's own neighbours can be hundreds."""
-        keep = (scores >= floor) & ~np.isin(ids, np.array(leave, dtype=np.int64))
-        ids, scores = ids[keep], scores[keep]
-        order = np.lexsort((ids, -scores))
-        closest = list(zip(ids[order].tolist(), scores[order].tolist()))
-        facts: dict[int, Fact] = {}
-        current: list[tuple[int, float]] = []
-        for start in range(0, len(closest), 4 * most):
-            part = closest[start : start + 4 * most]
-            facts |= self.reader.get_many(fid for fid, _ in part)
-            current += [(fid, s) for fid, s in part if fid in facts and is_current(facts[fid].valid_until, "")]
-            if len(current) >= most:
-                break
-        return facts, current[:most]
-
-    def _near_among(self, text: str, ids: np.ndarray, scores: np.ndarray,
-                    leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
-        """Of the same-type facts `ids` with their cosines `scores`, the first current one at or
-        above the threshold that says the same thing (best score first, then lowest id): one that
-        differs in a number, date, name or negation is another fact (dedup.py)."""
-        facts, near = self._current_closest(ids, scores, self.state.threshold, tuple(leave), NEAR_CANDIDATES)
-        found = next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
-        if found:
-            return found
-        # The same text with or without "The owner" scores below the threshold: its own look.
-        facts, near = self._current_closest(ids, scores, SUBJECT_FLOOR, tuple(leave), NEAR_CANDIDATES)
-        return next(((fid, "near", s) for fid, s in near if same_but_subject(text, facts[fid].text)), None)
-
     def _stale(self) -> list[int]:
         """The facts no longer current (inside the write): never proposed."""
         return [r[0] for r in self.state.db.execute(*hidden(None))]
@@ -177,7 +122,7 @@ class Writer:
         `conflicts` inside the write and answered with what differs. A newer one that may replace
         it (an imported fact older than what the memory holds) is kept the other way round, and
         is not in the answer: the write replaces nothing newer than itself."""
-        facts, near = self._current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES)
+        facts, near = self.duplicates.current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES)
         newer = frozenset(i for i, _ in near if facts[i].created_at > created_at)
         out = []
         for other, score, differs, reverse in proposals(near, {i: f.text for i, f in facts.items()}, text, newer):
@@ -255,12 +200,12 @@ class Writer:
                 near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
             replaced = {} if restore else self._replaceable(item.supersedes)
             near = None
-            dup = None if restore else self._exact_duplicate(text, type, leave=item.supersedes)
+            dup = None if restore else self.duplicates.exact(text, type, leave=item.supersedes)
             if not dup and not restore:
-                near = self._near_among(text, near_ids, near_scores, item.supersedes)
+                near = self.duplicates.near(text, near_ids, near_scores, item.supersedes)
                 dup = None if item.force else near
             if not dup and not restore and not item.supersedes:
-                dup = self._replaced_duplicate(text, type)
+                dup = self.duplicates.replaced(text, type)
             if dup:
                 existing = self.reader.get_many([dup[0]])[dup[0]]
                 results.append(AddResult(existing, False, dup[1], round(dup[2], 6)))
@@ -361,7 +306,7 @@ class Writer:
                 changed = reembed or new_type != current.type
                 similar = self._similar(fact_id, new_type, vector) if changed and vector is not None else None
                 if changed:
-                    dup = self._exact_duplicate(new_text, new_type, fact_id) or (similar and self._near_among(new_text, *similar))
+                    dup = self.duplicates.exact(new_text, new_type, fact_id) or (similar and self.duplicates.near(new_text, *similar))
                     if dup:
                         existing = self.reader.get_many([dup[0]])[dup[0]]
                         raise Conflict(
