@@ -11,7 +11,7 @@
 // (duplicate? does the id still exist?) runs again inside the synchronous transaction, after the
 // last await.
 
-import { distinct, sameButSubject, spellings, SUBJECT_FLOOR } from "./dedup";
+import { Duplicates } from "./duplicates_of";
 import { pairsOf } from "./conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
 import { dropUnheldWords } from "./forgetting";
@@ -30,7 +30,6 @@ import { textKey } from "./text";
 import { dot } from "./vector_math";
 import { type FactType, type Top } from "./vectors";
 
-const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 
 /** A fact a batch stored inside its transaction, for the matrix once that commits. */
 type Pending = { id: number; type: FactType; vector: Float32Array };
@@ -54,8 +53,11 @@ class RolledBack extends Error {
 }
 
 export class Writer extends Part {
+  private duplicates: Duplicates;
+
   constructor(state: State, private reader: Reader, private history: History) {
     super(state);
+    this.duplicates = new Duplicates(state, reader);
   }
 
   /** The texts' vectors, and those of their words the vocabulary lacks, in a call of their own
@@ -70,45 +72,6 @@ export class Writer extends Part {
   private addWords(texts: string[], vectors: Map<string, Float32Array>): void {
     const words = this.vocab.missing(texts);
     this.vocab.add(words, words.map((w) => vectors.get(w)!));
-  }
-
-  // -- duplicates -----------------------------------------------------------------------
-
-  // Dedup compares with current facts only: a replaced or expired fact is no duplicate. `skip`:
-  // the facts a new one replaces (its `supersedes`), no duplicate of it either.
-
-  private exactDuplicate(text: string, type: FactType, exclude: number | null = null, skip: number[] = []): [number, string, number] | null {
-    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key = ? AND id IS NOT ?"
-      + " AND (valid_until IS NULL OR valid_until > ?) AND id NOT IN (SELECT value FROM json_each(?)) LIMIT 1",
-    type, textKey(text), exclude, stamp(new Date()), JSON.stringify(skip)).toArray();
-    return rows.length ? [rows[0].id as number, "exact", 1.0] : null;
-  }
-
-  /** [existing id, "exact" or "near", score] of a current fact this one would duplicate; `near`
-   * holds [id, exact cosine] of every same-type fact at or above the threshold (and maybe more). */
-  private findDuplicate(text: string, type: FactType, near: [number, number][], exclude: number | null = null,
-    skip: number[] = []): [number, string, number] | null {
-    const exact = this.exactDuplicate(text, type, exclude, skip);
-    if (exact) return exact;
-    // The nearest current same-type facts at or above the threshold, best first; the first that
-    // does not differ in a number, date, name or negation is the duplicate (dedup.ts says why).
-    const over = near.filter(([id, s]) => s >= this.state.threshold && id !== exclude && !skip.includes(id));
-    const [facts, live] = currentClosest(over, (ids) => this.reader.getMany(ids), NEAR_CANDIDATES);
-    const same = live.find(([id]) => distinct(text, facts.get(id)!.text) === null);
-    if (same) return [same[0], "near", same[1]];
-    // The same text with or without "The owner" scores below the threshold: its own look.
-    const close = near.filter(([id, s]) => s >= SUBJECT_FLOOR && id !== exclude && !skip.includes(id));
-    const [others, current] = currentClosest(close, (ids) => this.reader.getMany(ids), NEAR_CANDIDATES);
-    const twin = current.find(([id]) => sameButSubject(text, others.get(id)!.text));
-    return twin ? [twin[0], "near", twin[1]] : null;
-  }
-
-  /** The newest replaced fact of the type that holds the text (the same key), when no current one
-   * does: what was true before the owner moved on, not stored again. */
-  private replacedDuplicate(text: string, type: FactType): Fact | null {
-    const rows = this.sql.exec("SELECT id FROM facts WHERE type = ? AND text_key IN (SELECT value FROM json_each(?))"
-      + " AND superseded_by IS NOT NULL ORDER BY id DESC LIMIT 1", type, JSON.stringify(spellings(text))).toArray();
-    return rows.length ? this.reader.get(rows[0].id as number) : null;
   }
 
   /** The lowest cosine a write needs: the duplicate threshold's and the pairs' floor. */
@@ -255,14 +218,14 @@ export class Writer extends Part {
         const top = proposing && ofType.get(c.type) === 1  // (+1: a near duplicate stored over)
           ? { lower: PROPOSE, k: PROPOSE_CANDIDATES + c.supersedes.length + 1, hidden: [...this.stale(), ...c.supersedes] } : null;
         const near = this.near(vectors[i], c.type, pending, proposing && !top ? Math.min(this.least, PROPOSE) : this.least, top);
-        const found = restore ? null : this.findDuplicate(c.text, c.type, near, null, c.supersedes);
+        const found = restore ? null : this.duplicates.find(c.text, c.type, near, null, c.supersedes);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
           const fact = this.reader.get(dup[0]);
           return { status: 200, body: { id: fact.id, created: false, duplicate: { match: dup[1], score: round6(dup[2]) }, fact } };
         }
         // No current fact holds the text, but a replaced one does: that one, unless this write replaces (moving back).
-        const was = restore || c.supersedes.length ? null : this.replacedDuplicate(c.text, c.type);
+        const was = restore || c.supersedes.length ? null : this.duplicates.replaced(c.text, c.type);
         if (was) return { status: 200, body: { id: was.id, created: false, duplicate: { match: "replaced", score: 1 }, fact: was } };
         const created = c.created_at ?? stamp(new Date());
         const updated = c.updated_at ?? created;
@@ -365,7 +328,7 @@ export class Writer extends Part {
     // One list of neighbours serves the duplicate check and the fact's new pairs (not itself).
     const row = (reembed || next.type !== current.type) && v ? this.vectors.near(v, next.type, this.least, id) : null;
     if (row) {
-      const dup = this.findDuplicate(next.text, next.type, row, id);
+      const dup = this.duplicates.find(next.text, next.type, row, id);
       if (dup) {
         const existing = this.reader.get(dup[0]);
         throw new HttpError(409, "duplicate", `this edit would duplicate fact ${existing.id} (${dup[1]} match, score ${dup[2].toFixed(3)})`,
