@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 JOB_HOURS = 6  # how long an upload and its plan are kept
 MAX_JOBS = 20  # uploads kept at once
 TABLES = ("csv", "json", "jsonl")  # the formats read with a column mapping
-DOCUMENTS = ("json", "mem0", "letta")  # one JSON document, whatever its lines
+DOCUMENTS = ("json", "mem0", "letta", "claude-ai")  # one JSON document, whatever its lines
 # What a file read holds, counted before it is read. Measured with tracemalloc on files of 50,000
 # short facts: 290-400 bytes a fact kept, 380-1,320 at the reading's peak (the decoded records
 # beside the facts); the dry run keeps a result beside each. So ITEM_BYTES a line, or a JSON

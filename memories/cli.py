@@ -201,7 +201,7 @@ def import_from(args: argparse.Namespace) -> int:
     try:
         with tqdm(total=len(parsed.items), unit="fact", desc="dry run", disable=args.quiet) as bar:
             plan = planning.dry_run(target, parsed.items, parsed.refused, bar.update)
-        print(dry_run_report(plan, path, where), file=sys.stderr)
+        print(dry_run_report(plan, path, where, parsed.not_memories), file=sys.stderr)
         if args.dry_run:
             return 0
         with tqdm(total=len(plan.store), unit="fact", desc="import", disable=args.quiet) as bar:
@@ -216,13 +216,15 @@ def import_from(args: argparse.Namespace) -> int:
     return 0
 
 
-def dry_run_report(plan, path: Path, where: str, shown: int = 10) -> str:
-    """What the dry run found, counts first, then up to `shown` of each kind."""
+def dry_run_report(plan, path: Path, where: str, not_memories: list = (), shown: int = 10) -> str:
+    """What the dry run found, counts first, then up to `shown` of each kind; and the lines the
+    reader read as no memory (an index's summary of a file it imports), when there are any."""
     from .importers.plan import proposal_text
 
     c = plan.counts()
     lines = [f"{path.name} into {where}: {c['store']} would be stored, {c['merged']} merged as duplicates, "
-             f"{c['proposed']} proposed as replacing a fact, {c['refused']} refused"]
+             f"{c['proposed']} proposed as replacing a fact, {c['refused']} refused"
+             + (f", {len(not_memories)} read as not memories" if not_memories else "")]
     for item, r in plan.merged[:shown]:
         lines.append(f"  line {item['line']}: {item['text'][:60]!r} is #{r.fact.id} ({r.match}) {r.fact.text[:60]!r}")
     for item in plan.repeated[:shown]:
@@ -232,6 +234,8 @@ def dry_run_report(plan, path: Path, where: str, shown: int = 10) -> str:
         lines.append(f"  line {item['line']}: {item['text'][:60]!r} may replace #{fid} {text[:60]!r}")
     for line, why in plan.refused[:shown * 2]:
         lines.append(f"  line {line}: refused: {why}")
+    for line, why in not_memories[:shown]:
+        lines.append(f"  line {line}: not a memory: {why}")
     return "\n".join(lines)
 
 
@@ -404,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("import", help="add the facts of a JSONL backup, or (--from) another tool's memories")
     p.add_argument("file")
     p.add_argument("--from", dest="format", help="the file's format: auto (found from its content), list, chatgpt-list, claude-list, csv, json, "
-                   "jsonl, mem0, letta (passages or an agent file), mcp-memory")
+                   "jsonl, mem0, letta (passages or an agent file), mcp-memory, claude-ai (an export's memories.json), "
+                   "claude-code (a memory folder, or a zip of it)")
     p.add_argument("--map", help="with --from csv/json/jsonl: which column is each of text, type, source, time "
                                  "(text=memory,time=created)")
     p.add_argument("--dry-run", action="store_true", help="with --from: say what would be stored, merged, proposed and "

@@ -28,6 +28,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "imports"
     ("letta.json", "letta", "passages"), ("mcp-memory-editor.jsonl", "mcp-memory", "entities and relations"),
     ("mem0.json", "mem0", "memory"), ("memories.csv", "csv", "header"), ("memories.json", "json", "JSON list"),
     ("memories.jsonl", "jsonl", "JSON Lines"),
+    ("claude-ai-memories.json", "claude-ai", "conversations_memory, project_memories, memory_files"),
+    ("claude-code-chirpy", "claude-code", "memory folder: it holds MEMORY.md and 3 other"),  # (a folder)
+    ("claude-code-memory", "claude-code", "memory folder: it holds MEMORY.md and 7 other"),
 ])
 def test_each_fixture_is_found_for_what_it_is(name, fmt, says):
     found, why = importers.detected(FIXTURES / name)

@@ -33,7 +33,7 @@ from ..strip import with_strip
 
 CLIENT = "dashboard-import"  # X-Memory-Client of an import's writes: not the owner's review
 FORMATS = {  # importers.formats(), with the words the page shows
-    "auto": "Found from the file's content (Letta, mem0, the MCP memory server, CSV, JSON, a list)",
+    "auto": "Found from the file's content (Letta, mem0, the MCP memory server, Claude, CSV, JSON, a list)",
     "list": "A list of memories, one a line (from any tool)",
     "chatgpt-list": "ChatGPT: the list copied from Settings › Personalization › Manage memories",
     "claude-list": "Claude: the list copied from its memory settings",
@@ -43,6 +43,8 @@ FORMATS = {  # importers.formats(), with the words the page shows
     "mem0": "mem0: get_all or its export",
     "letta": "Letta: an agent's archival passages",
     "mcp-memory": "MCP memory server: its memory.jsonl (entities' observations and relations)",
+    "claude-ai": "Claude.ai: the memories.json of a data export (Settings › Privacy › Export data)",
+    "claude-code": "Claude Code: its memory folder (MEMORY.md and the topic files), as a zip",
 }
 ROLES = {"text": "Text", "type": "Type (fact, skill or log)", "source": "Source", "time": "Time (ISO-8601, or a date)"}
 PREVIEW = 5  # rows the mapping's preview shows
@@ -105,7 +107,9 @@ def import_start(request: HttpRequest) -> HttpResponse:
             fmt, read_as = importers.detected(path)
         except importers.Malformed as e:
             shutil.rmtree(path.parent, ignore_errors=True)  # (keep() gave it a folder of its own)
-            return render(request, "imports.html", {**context, "problem": f"{shown_name(upload.name)}: {e}."}, status=400)
+            name, said = shown_name(upload.name), str(e)  # (the owner's name for the file, never the server's path)
+            problem = said.replace(str(path), name) if str(path) in said else f"{name}: {said}"
+            return render(request, "imports.html", {**context, "problem": f"{problem}."}, status=400)
     job = Job(secrets.token_urlsafe(12), request.memory, request.user.pk, shown_name(upload.name), fmt, path, upload.size,
               estimate, read_as=read_as)
     problem = jobs.admit(job)
@@ -121,7 +125,7 @@ def job_context(job: Job) -> dict:
     context = {"job": job, "formats": FORMATS, "roles": ROLES, "table": job.format in TABLES, "shown": SHOWN}
     if parsed is not None:
         context.update(preview=parsed.items[:PREVIEW], items=len(parsed.items), refused_lines=parsed.refused[:PREVIEW],
-                       refused=len(parsed.refused))
+                       refused=len(parsed.refused), not_memories=parsed.not_memories[:SHOWN])
     if plan is not None:
         proposing = {id(item) for item, _ in plan.proposed}
         context.update(counts=plan.counts(),

@@ -13,6 +13,8 @@ The formats, as their public documentation described them on 2026-12-02 (docs/op
     auto                        detect.py      the format found from the content (the default)
     letta                       letta.py       Letta's archival passages: text, created_at, tags
     mcp-memory                  mcp_memory.py  the MCP memory server's graph (memory.jsonl): entities, relations
+    claude-ai                   claude_ai.py   a Claude.ai export's memories (memories.json): its Markdown, a fact a line
+    claude-code                 claude_code.py Claude Code's memory folder, or a zip of it: topic files, MEMORY.md
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Parsed:
     items: list[dict] = field(default_factory=list)  # each as POST /facts takes it, and "line": where it came from
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of what cannot be a fact
     columns: list[str] = field(default_factory=list)  # a table's columns, for the mapping and its preview
+    not_memories: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of what was read and is no memory
 
 
 def read_text(path: Path) -> str:
@@ -78,24 +81,33 @@ def json_list(text: str, keys: tuple[str, ...], what: str) -> list:
     return data
 
 
+FOLDERS = ("claude-code",)  # the formats read from a folder or a zip: their reader takes the path, not its text
+
+
 def formats() -> dict:
-    """Format name -> its reader, `read(text, mapping) -> Parsed`."""
-    from . import letta, mcp_memory, mem0, plain_list, table
+    """Format name -> its reader, `read(text, mapping) -> Parsed` (`read(path, mapping)` for FOLDERS)."""
+    from . import claude_ai, claude_code, letta, mcp_memory, mem0, plain_list, table
 
     return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
             "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read,
-            "mcp-memory": mcp_memory.read, "list": plain_list.any_list}
+            "mcp-memory": mcp_memory.read, "list": plain_list.any_list, "claude-ai": claude_ai.read,
+            "claude-code": claude_code.read}
 
 
 def detected(path: Path) -> tuple[str, str]:
-    """The file's format found from its content, and why (detect.py)."""
-    from .detect import detect
+    """The file's format found from its content (or a folder's, or a zip's), and why (detect.py)."""
+    from .detect import detect, detect_folder
 
-    return detect(read_text(path))
+    return detect_folder(path) or detect(read_text(path))
 
 
 def read(format: str, path: Path, mapping: dict | None = None) -> Parsed:
     readers = formats()
     if format not in readers:
         raise Malformed(f"unknown format {format!r}: one of {', '.join(readers)}")
+    if format in FOLDERS:
+        return readers[format](path, mapping or {})
+    if path.is_dir():
+        raise Malformed(f"{path} is a folder: {' and '.join(FOLDERS)} read a folder (or a zip of one), "
+                        f"{format} reads a file")
     return readers[format](read_text(path), mapping or {})

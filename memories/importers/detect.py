@@ -5,8 +5,10 @@ no known format is Malformed, naming what was seen and the formats known."""
 from __future__ import annotations
 
 import json
+import zipfile
+from pathlib import Path
 
-from . import Malformed, formats, letta_agent, lines, load_json
+from . import Malformed, claude_ai, claude_code, folder, formats, letta_agent, lines, load_json
 from .table import TEXT_COLUMNS, WRAPPERS
 
 PASSAGES = "passages"  # Letta's archival passages, as letta.py takes them
@@ -35,6 +37,19 @@ def detect(text: str) -> tuple[str, str]:
     return "list", "a list of memories, one a line (no JSON, no CSV header)"
 
 
+def detect_folder(path: Path) -> tuple[str, str] | None:
+    """A folder or a zip: Claude Code's memory folder, the only format of files in a folder (a
+    zip without Markdown files is Malformed, saying what it holds); None for any other file."""
+    zipped = not path.is_dir() and zipfile.is_zipfile(path)
+    if not path.is_dir() and not zipped:
+        return None
+    names = folder.markdown_names(path)
+    index = [n for n in names if Path(n).name.lower() == claude_code.INDEX]
+    holds = (f"it holds {index[0]} and {len(names) - 1} other Markdown file{'s' if len(names) != 2 else ''}" if index
+             else f"it holds {len(names)} Markdown file{'s' if len(names) != 1 else ''}, no MEMORY.md")
+    return "claude-code", f"Claude Code's memory folder{', zipped' if zipped else ''}: {holds}"
+
+
 def _document(text: str) -> tuple[str, str] | None:
     try:
         data = letta_agent.unwrapped(load_json(text))
@@ -42,6 +57,10 @@ def _document(text: str) -> tuple[str, str] | None:
         return None
     if letta_agent.is_agent_file(data):
         return "letta", "a Letta agent file: it has " + ("core_memory" if "core_memory" in data else "agents and blocks")
+    found = claude_ai.records(data)
+    if found:
+        keys = [k for k in claude_ai.KEYS if any(k in r for r in found)]
+        return "claude-ai", f"a Claude.ai export's memories: it has {', '.join(keys)}"
     records = data
     if isinstance(data, dict):
         key = next((k for k in (*WRAPPERS, PASSAGES) if isinstance(data.get(k), list)), None)
