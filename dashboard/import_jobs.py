@@ -49,7 +49,7 @@ DOCUMENTS = ("json", "mem0", "letta", "claude-ai")  # one JSON document, whateve
 ITEM_BYTES = 1_000
 ELEMENT_BYTES = 150
 READ_WAIT = 2.0  # seconds an upload's request waits for its reading, so a small file's page shows it read
-FAILED_IN = {"reading": "reading of the file", "checking": "dry run", "importing": "import"}
+FAILED_IN = {"reading": "reading of the file", "checking": "dry run", "importing": "import", "restoring": "restore"}
 
 
 class Dropped(Exception):
@@ -82,13 +82,14 @@ class Job:
     problem: str | None = None  # what failed in the memory during the dry run or the import
     failed_in: str = ""  # FAILED_IN's words for the phase that failed
     read_as: str = ""  # with the format "auto": why the file was read as `format` (importers.detect)
+    restored: object = None  # a backup restored as it was (backup_restore.Restored)
     dropped: bool = False
     thread: threading.Thread | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def running(self) -> bool:
-        return self.phase in ("reading", "checking", "importing")
+        return self.phase in ("reading", "checking", "importing", "restoring")
 
     @property
     def note(self) -> str:

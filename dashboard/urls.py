@@ -31,6 +31,7 @@ urlpatterns = [
     path("import/<str:job_id>/mapping", imports.import_mapping, name="import_mapping"),
     path("import/<str:job_id>/dry-run", imports.import_dry_run, name="import_dry_run"),
     path("import/<str:job_id>/run", imports.import_run, name="import_run"),
+    path("import/<str:job_id>/restore", imports.import_restore, name="import_restore"),
     path("import/<str:job_id>/progress", imports.import_progress, name="import_progress"),
     path("duplicates/", duplicates.duplicate_list, name="duplicates"),
     path("duplicates/resolve", duplicates.duplicate_resolve, name="duplicate_resolve"),

@@ -187,6 +187,9 @@ def import_from(args: argparse.Namespace) -> int:
         if args.format == "auto":
             args.format, why = importers.detected(path)
             print(f"{path.name}: read as {args.format}, {why}", file=sys.stderr)
+            if args.format == "backup" and not args.dry_run:  # restored as it was, or merged (backup.py)
+                args.format = None
+                return import_(args)
         parsed = importers.read(args.format, path, parse_mapping(args.map))
     except importers.Malformed as e:
         print(f"nothing imported: {e}", file=sys.stderr)

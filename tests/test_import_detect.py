@@ -39,7 +39,7 @@ def test_each_fixture_is_found_for_what_it_is(name, fmt, says):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "empty"), ("   \n\n", "empty"), ('{"settings": {}}\n{"id": 1, "text": "x", "created_at": "2026"}', "backup"), ('{"a": 1', "no format known"),
+    ("", "empty"), ("   \n\n", "empty"), ('{"a": 1', "no format known"),
     ("42", None),
 ])
 def test_a_file_in_no_known_format_says_what_was_seen(text, message):
@@ -67,3 +67,13 @@ def test_the_import_page_reads_as_what_it_found_and_says_so(owner_client):
     assert "Read as letta: a Letta agent file" in " ".join(html.select_one("#read-as").text.split())
     bad = owner_client.post(reverse("import"), {"format": "auto", "file": SimpleUploadedFile("x.json", b'{"a": 1')})
     assert bad.status_code == 400 and "no format known" in bad.content.decode()
+
+
+def test_a_backup_found_by_the_cli_is_restored_as_a_plain_import_restores_it(tmp_path):
+    backup = tmp_path / "memory-default.jsonl"
+    backup.write_text('{"id": 7, "text": "The owner likes figs.", "type": "fact", "source": "", '
+                      '"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}\n')
+    r = subprocess.run([sys.executable, "-m", "memories", "import", str(backup), "--from", "auto", "--db",
+                        str(tmp_path / "m.db"), "--quiet"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "read as backup" in r.stderr and "restored 1 facts" in r.stderr

@@ -1,7 +1,8 @@
 """Import from another tool (issue 30 §3): upload a file and say its format (for a table, which
 column holds what, seen on its first rows), then a dry run through the memory's own checks, then
 the import of exactly what the dry run showed, in batches, with a progress bar, and the Inbox,
-where the imported facts wait for review.
+where the imported facts wait for review. A list pasted in the page's box is read as a file would
+be; a backup of a memory is restored as it was into an empty one (backup_restore.py).
 
 The file is read by memories.importers (one reader a format) and planned and stored by
 memories.importers.plan, the CLI's own path, with the client as the memory. Between the requests
@@ -19,13 +20,17 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memories import importers
+from memories.client import MemoryServiceError
 from memories.importers import plan as planning
+from memories.importers.backup_file import BackupFile
 
+from .. import backup_restore
 from .. import import_jobs as jobs
 from ..import_jobs import TABLES, Job
 from ..memory import memory
@@ -45,10 +50,12 @@ FORMATS = {  # importers.formats(), with the words the page shows
     "mcp-memory": "MCP memory server: its memory.jsonl (entities' observations and relations)",
     "claude-ai": "Claude.ai: the memories.json of a data export (Settings › Privacy › Export data)",
     "claude-code": "Claude Code: its memory folder (MEMORY.md and the topic files), as a zip",
+    "backup": "A backup of a memory (this dashboard's Export): restored as it was into an empty memory",
 }
 ROLES = {"text": "Text", "type": "Type (fact, skill or log)", "source": "Source", "time": "Time (ISO-8601, or a date)"}
 PREVIEW = 5  # rows the mapping's preview shows
 SHOWN = 100  # lines each of the dry run's lists shows
+PASTED = "pasted list"  # the name a pasted list goes by, on the page and in the history's note
 NAME_CHARS = 120  # of the file's name kept for the page and the history's note
 
 
@@ -75,27 +82,41 @@ def unique(items: list[dict]) -> int:
     return len({(i["type"], i["text"].strip().casefold()) for i in items})
 
 
+def paste_chars() -> int:
+    """The most a pasted list may hold: a form's fields take DATA_UPLOAD_MAX_MEMORY_SIZE bytes,
+    and a character up to 4 of them. A longer list goes as a file."""
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 4
+
+
+def upload_problem(upload, fmt: str | None, pasted: str, limit: int) -> str | None:
+    if pasted.strip():
+        return "Upload a file or paste a list, not both: each is imported on its own."
+    if fmt not in FORMATS:
+        return "Choose the file's format: " + ", ".join(FORMATS) + "."
+    if upload is None:
+        return "Choose a file to upload, or paste the list."
+    if upload.size > limit:  # from its size: nothing of it is read
+        return f"{shown_name(upload.name)} is {upload.size:,} bytes; the limit is {limit:,}. Split the file and import each part."
+    if upload.size == 0:
+        return f"{shown_name(upload.name)} is empty."
+    return None
+
+
 # -- the pages ------------------------------------------------------------------------------
 
 @require_http_methods(["GET", "POST"])
 def import_start(request: HttpRequest) -> HttpResponse:
     """The upload form; a POST keeps the file and reads it, then shows its page."""
     limit = max_file_bytes()
-    context = {"formats": FORMATS, "max_bytes": limit, "format": request.POST.get("format", "auto"),
+    context = {"formats": FORMATS, "max_bytes": limit, "format": request.POST.get("format", "auto"), "max_paste": paste_chars(),
                "recent": jobs.recent(request.memory, request.user.pk)}
     if request.method == "GET":
         return render(request, "imports.html", context)
-    upload = request.FILES.get("file")
-    fmt = request.POST.get("format")
-    problem = None
-    if fmt not in FORMATS:
-        problem = "Choose the file's format: " + ", ".join(FORMATS) + "."
-    elif upload is None:
-        problem = "Choose a file to upload."
-    elif upload.size > limit:  # from its size: nothing of it is read
-        problem = f"{shown_name(upload.name)} is {upload.size:,} bytes; the limit is {limit:,}. Split the file and import each part."
-    elif upload.size == 0:
-        problem = f"{shown_name(upload.name)} is empty."
+    upload, fmt, pasted = request.FILES.get("file"), request.POST.get("format"), request.POST.get("pasted", "")
+    context["pasted"] = pasted  # kept in its box when the page says what is wrong
+    if pasted.strip() and upload is None:  # the list as copied from the tool's settings: read as a file like any
+        upload, pasted = SimpleUploadedFile(PASTED, pasted.encode("utf-8"), "text/plain"), ""
+    problem = upload_problem(upload, fmt, pasted, limit)
     if problem:
         too_big = upload is not None and upload.size > limit and fmt in FORMATS
         return render(request, "imports.html", {**context, "problem": problem}, status=413 if too_big else 400)
@@ -133,7 +154,7 @@ def job_context(job: Job) -> dict:
                        merged=plan.merged[:SHOWN], repeated=plan.repeated[:SHOWN],
                        proposed=[(item, [proposal_words(p) for p in ps]) for item, ps in plan.proposed[:SHOWN]],
                        plan_refused=plan.refused[:SHOWN])
-    return context
+    return context | backup_context(job)
 
 
 def proposal_words(p) -> dict:
@@ -142,10 +163,43 @@ def proposal_words(p) -> dict:
             "new": " ".join(differs.get("new") or [])}
 
 
+def backup_context(job: Job) -> dict:
+    """A backup's counts, and whether it can be restored as it was here (an empty memory; None
+    when the memory cannot say)."""
+    if job.format != "backup" or not isinstance(job.parsed, BackupFile):
+        return {}
+    try:
+        there = memory(job.memory).stats()["facts"]
+    except MemoryServiceError:
+        there = None
+    return {"backup": job.parsed, "facts_there": there,
+            "restorable": None if there is None else backup_restore.restorable(job.parsed, there)}
+
+
 @require_GET
 def import_job(request: HttpRequest, job_id: str) -> HttpResponse:
     job = job_of(request, job_id)
     return render(request, "imports.html", {**job_context(job), "page": "job"})
+
+
+@require_POST
+def import_restore(request: HttpRequest, job_id: str) -> HttpResponse:
+    """A backup put back as it was, into an empty memory only (backup_restore.py)."""
+    job = job_of(request, job_id)
+    with job.lock:
+        context = backup_context(job) if job.phase == "read" else {}
+        if not context.get("restorable"):
+            messages.warning(request, "This backup can be restored only into an empty memory, once: create a new memory "
+                             "and import it there, or import its current facts here with a dry run.")
+        else:
+            backup, client = job.parsed, memory(job.memory).named(CLIENT)
+
+            def work(progress):
+                job.restored = backup_restore.restore(client, backup, progress)
+                job.stored = job.restored.facts
+
+            jobs.run_in_background(job, "restoring", len(backup.rows), work, "imported")
+    return progress_or_page(request, job)
 
 
 @require_POST

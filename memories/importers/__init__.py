@@ -15,6 +15,7 @@ The formats, as their public documentation described them on 2026-12-02 (docs/op
     mcp-memory                  mcp_memory.py  the MCP memory server's graph (memory.jsonl): entities, relations
     claude-ai                   claude_ai.py   a Claude.ai export's memories (memories.json): its Markdown, a fact a line
     claude-code                 claude_code.py Claude Code's memory folder, or a zip of it: topic files, MEMORY.md
+    backup                      backup_file.py a backup of a memory: restored into an empty one, else its current facts
 """
 
 from __future__ import annotations
@@ -86,12 +87,12 @@ FOLDERS = ("claude-code",)  # the formats read from a folder or a zip: their rea
 
 def formats() -> dict:
     """Format name -> its reader, `read(text, mapping) -> Parsed` (`read(path, mapping)` for FOLDERS)."""
-    from . import claude_ai, claude_code, letta, mcp_memory, mem0, plain_list, table
+    from . import backup_file, claude_ai, claude_code, letta, mcp_memory, mem0, plain_list, table
 
     return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
             "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read,
             "mcp-memory": mcp_memory.read, "list": plain_list.any_list, "claude-ai": claude_ai.read,
-            "claude-code": claude_code.read}
+            "claude-code": claude_code.read, "backup": backup_file.read}
 
 
 def detected(path: Path) -> tuple[str, str]:

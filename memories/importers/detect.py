@@ -8,7 +8,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from . import Malformed, claude_ai, claude_code, folder, formats, letta_agent, lines, load_json
+from . import Malformed, backup_file, claude_ai, claude_code, folder, formats, letta_agent, lines, load_json
 from .table import TEXT_COLUMNS, WRAPPERS
 
 PASSAGES = "passages"  # Letta's archival passages, as letta.py takes them
@@ -86,9 +86,8 @@ def _json_lines(text: str) -> tuple[str, str] | None:
             return None
     if not records or not all(isinstance(r, dict) for r in records):
         return None
-    if "settings" in records[0] or all({"id", "text", "created_at"} <= set(r) for r in records):
-        raise Malformed("this is a backup of a memory (python -m memories export): import it without --from, which "
-                        "puts back its facts with their ids and times")
+    if backup_file.is_backup(records):
+        return "backup", "a backup of a memory (the dashboard's Export, or python -m memories export): facts with their ids and times"
     if any(r.get("type") in ("entity", "relation") for r in records):
         return "mcp-memory", "the MCP memory server's graph: lines of entities and relations"
     return "jsonl", "JSON Lines: one object a line"
