@@ -114,7 +114,8 @@ class Job:
         named = set(self.imported)
         if self.plan is not None:
             named |= {r.fact.id for _, r in self.plan.merged}
-            named |= {p.old.id for _, proposals in self.plan.proposed for p in proposals}
+            named |= {p.old.id for item, proposals in self.plan.proposed for p in proposals
+                      if self.plan.line_of(item, p.old.id) is None}  # (a line of the file has no id yet)
         return named
 
 

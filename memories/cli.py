@@ -226,7 +226,7 @@ def dry_run_report(plan, path: Path, where: str, not_memories: list = (), shown:
 
     c = plan.counts()
     lines = [f"{path.name} into {where}: {c['store']} would be stored, {c['merged']} merged as duplicates, "
-             f"{c['proposed']} proposed as replacing a fact, {c['refused']} refused"
+             f"{c['proposed']} proposed as replacing a fact ({c['proposals']} proposals for the queue), {c['refused']} refused"
              + (f", {len(not_memories)} read as not memories" if not_memories else "")]
     for item, r in plan.merged[:shown]:
         lines.append(f"  line {item['line']}: {item['text'][:60]!r} is #{r.fact.id} ({r.match}) {r.fact.text[:60]!r}")
@@ -234,7 +234,9 @@ def dry_run_report(plan, path: Path, where: str, not_memories: list = (), shown:
         lines.append(f"  line {item['line']}: {item['text'][:60]!r} is an earlier line of the file")
     for item, proposals in plan.proposed[:shown]:
         fid, text = proposal_text(proposals[0])
-        lines.append(f"  line {item['line']}: {item['text'][:60]!r} may replace #{fid} {text[:60]!r}")
+        line = plan.line_of(item, fid)  # an earlier line of the file, which has no id yet
+        lines.append(f"  line {item['line']}: {item['text'][:60]!r} may replace "
+                     f"{f'line {line} of the file' if line else f'#{fid}'} {text[:60]!r}")
     for line, why in plan.refused[:shown * 2]:
         lines.append(f"  line {line}: refused: {why}")
     for line, why in not_memories[:shown]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COUNTS = re.compile(r"(\d+) would be stored, (\d+) merged as duplicates, (\d+) proposed as replacing a fact, (\d+) refused")
+COUNTS = re.compile(r"(\d+) would be stored, (\d+) merged as duplicates, (\d+) proposed as replacing a fact \(\d+ proposals for the queue\), (\d+) refused")
 
 
 def run(service, path: Path, fmt: str, *more: str) -> subprocess.CompletedProcess:

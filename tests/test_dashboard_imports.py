@@ -259,3 +259,20 @@ def test_the_import_pages_need_the_owners_login(client, mock_memory):
                      client.post(reverse("import"), {"format": "csv"})):
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
     assert fake.requests == []
+
+
+def test_a_proposal_of_an_earlier_line_names_the_line_and_the_queue_it_adds_is_said_first(owner_client, live_memory):
+    t = tag()
+    lines = [f"- The choir rehearses on Tuesdays at 19:00 ({t}).", f"- The choir rehearses on Tuesdays at 19:30 ({t})."]
+    url = job_url(upload(owner_client, "choir.txt", "\n".join(lines).encode(), "list"))
+    dry = finish(owner_client, url, "dry-run")
+    assert counts(dry) == {"store": 2, "merged": 0, "proposed": 1, "refused": 0}
+    proposed = " ".join(dry.select_one("#plan-proposed").text.split())
+    assert "line 2" in proposed and "may replace line 1 of this file" in proposed  # no fact has the id it would get yet
+    assert not dry.select("#plan-proposed a[href*='/facts/']")
+    assert dry.select_one("#import-queue").text.startswith("1 proposal of a replacement joins the queue")
+    finish(owner_client, url, "import-go")
+    with live_memory.client() as api:
+        found = {f["text"]: f["id"] for f in api.get("/facts", params={"q": t, "limit": 10}).json()["facts"]}
+        pairs = {(c["old"]["id"], c["new"]["id"]) for c in api.get("/conflicts", params={"limit": 100}).json()["conflicts"]}
+    assert (found[lines[0][2:]], found[lines[1][2:]]) in pairs  # the queue holds what the dry run said

@@ -152,14 +152,16 @@ def job_context(job: Job) -> dict:
         context.update(counts=plan.counts(),
                        store=[(item, id(item) in proposing) for item in plan.store[:SHOWN]],
                        merged=plan.merged[:SHOWN], repeated=plan.repeated[:SHOWN],
-                       proposed=[(item, [proposal_words(p) for p in ps]) for item, ps in plan.proposed[:SHOWN]],
+                       proposed=[(item, [proposal_words(p, plan.line_of(item, p.old.id)) for p in ps])
+                                 for item, ps in plan.proposed[:SHOWN]],
                        plan_refused=plan.refused[:SHOWN])
     return context | backup_context(job)
 
 
-def proposal_words(p) -> dict:
+def proposal_words(p, line: int | None) -> dict:
+    """`line`: the line of the file the old fact is, when it is one (it has no id yet)."""
     differs = p.differs or {}
-    return {"id": p.old.id, "text": p.old.text, "score": p.score, "old": " ".join(differs.get("old") or []),
+    return {"id": p.old.id, "line": line, "text": p.old.text, "score": p.score, "old": " ".join(differs.get("old") or []),
             "new": " ".join(differs.get("new") or [])}
 
 

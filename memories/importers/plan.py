@@ -25,10 +25,18 @@ class Plan:
     repeated: list[dict] = field(default_factory=list)  # a line the file already had (same type, same text)
     proposed: list[tuple[dict, list]] = field(default_factory=list)  # (fact, the facts it may replace)
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
+    # A proposal of an earlier line of the file: the dry run checks a batch as if stored, giving each
+    # line of it the id it would have, which no fact has yet. (id(fact), that id) -> the earlier line.
+    in_file: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def counts(self) -> dict:
         return {"store": len(self.store), "merged": len(self.merged) + len(self.repeated),
-                "proposed": len(self.proposed), "refused": len(self.refused)}
+                "proposed": len(self.proposed), "refused": len(self.refused),
+                "proposals": sum(len(ps) for _, ps in self.proposed)}  # what the import adds to the queue
+
+    def line_of(self, item: dict, old_id: int) -> int | None:
+        """The line of the file a proposal's old fact is, when it is one (no fact has its id yet)."""
+        return self.in_file.get((id(item), old_id))
 
 
 def sendable(item: dict) -> dict:
@@ -46,11 +54,16 @@ def dry_run(memory, items: list[dict], refused: list[tuple[int, str]] = (),
         seen.add(key)
     for start in range(0, len(unique), BATCH):
         batch = unique[start : start + BATCH]
-        for item, result in zip(batch, memory.add_many([sendable(i) for i in batch], dry_run=True)):
+        results = memory.add_many([sendable(i) for i in batch], dry_run=True)
+        lines = {r.fact.id: i["line"] for i, r in zip(batch, results) if r.created}  # the ids it would give
+        for item, result in zip(batch, results):
             if result.created:
                 plan.store.append(item)
                 if result.conflicts:
                     plan.proposed.append((item, list(result.conflicts)))
+                    for old_id in (proposal_text(p)[0] for p in result.conflicts):
+                        if old_id in lines:
+                            plan.in_file[(id(item), old_id)] = lines[old_id]
             else:
                 plan.merged.append((item, result))
         progress(len(batch))
