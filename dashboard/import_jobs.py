@@ -49,6 +49,7 @@ DOCUMENTS = ("json", "mem0", "letta", "claude-ai")  # one JSON document, whateve
 ITEM_BYTES = 1_000
 ELEMENT_BYTES = 150
 READ_WAIT = 2.0  # seconds an upload's request waits for its reading, so a small file's page shows it read
+RUNNING = ("reading", "checking", "importing", "restoring")  # the phases a thread of the job is in
 FAILED_IN = {"reading": "reading of the file", "checking": "dry run", "importing": "import", "restoring": "restore"}
 
 
@@ -89,7 +90,7 @@ class Job:
 
     @property
     def running(self) -> bool:
-        return self.phase in ("reading", "checking", "importing", "restoring")
+        return self.phase in RUNNING
 
     @property
     def note(self) -> str:

@@ -181,6 +181,7 @@ def import_from(args: argparse.Namespace) -> int:
 
     from . import importers
     from .importers import plan as planning
+    from .importers.table import Unmapped
 
     path = Path(args.file)
     try:
@@ -192,7 +193,7 @@ def import_from(args: argparse.Namespace) -> int:
                 return import_(args)
         parsed = importers.read(args.format, path, parse_mapping(args.map))
     except importers.Malformed as e:
-        print(f"nothing imported: {e}", file=sys.stderr)
+        print(f"nothing imported: {e}" + (" with --map text=COLUMN" if isinstance(e, Unmapped) else ""), file=sys.stderr)
         return 1
     except OSError as e:
         print(f"nothing imported: {e}", file=sys.stderr)

@@ -53,7 +53,8 @@ def job_id(url: str) -> str:
 def finish(client, url: str, button: str, timeout: float = 60):
     """Press the job's button (htmx), then poll its progress until the section comes back whole."""
     form = page(client.get(url)).select_one(f"#{button}").find_parent("form")
-    answer = soup(client.post(form["hx-post"], headers=HTMX))
+    fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}  # what htmx sends with it
+    answer = soup(client.post(form["hx-post"], fields, headers=HTMX))
     deadline = time.monotonic() + timeout
     while answer.select_one("#import-progress") is not None:
         assert time.monotonic() < deadline, "the job did not finish"
@@ -138,7 +139,7 @@ def test_a_table_is_mapped_column_by_column_with_a_preview(owner_client, live_me
     mapped = soup(owner_client.post(form["hx-post"], {"text": "note", "type": "kind", "time": "when", "source": "origin"},
                                     headers=HTMX))
     rows = [[td.text for td in tr.select("td")] for tr in mapped.select("#import-preview tbody tr")]
-    assert rows[0][:4] == ["2", f"The owner's locksmith is Sam Reid ({t}).", "fact", "notes app"]
+    assert rows[0][:4] == ["2", f"The owner's locksmith is Sam Reid ({t}).", "fact", "import:csv:notes app"]
     assert rows[0][4].startswith("2025-03-01") and rows[1][2] == "skill" and rows[1][4] == "now"
     assert mapped.select_one("#import-read").text.startswith("2 facts read, 1 line refused")
     assert mapped.select_one("#map-type option[selected]")["value"] == "kind"
@@ -148,7 +149,7 @@ def test_a_table_is_mapped_column_by_column_with_a_preview(owner_client, live_me
     finish(owner_client, url, "import-go")
     with live_memory.client() as api:
         [f] = api.get("/facts", params={"q": f"locksmith is Sam Reid ({t})"}).json()["facts"]
-        assert f["source"] == "notes app" and f["created_at"].startswith("2025-03-01")
+        assert f["source"] == "import:csv:notes app" and f["created_at"].startswith("2025-03-01")  # both provenances
 
 
 def test_the_import_stores_what_the_dry_run_showed_not_what_the_file_holds_since(owner_client, live_memory):
@@ -276,3 +277,18 @@ def test_a_proposal_of_an_earlier_line_names_the_line_and_the_queue_it_adds_is_s
         found = {f["text"]: f["id"] for f in api.get("/facts", params={"q": t, "limit": 10}).json()["facts"]}
         pairs = {(c["old"]["id"], c["new"]["id"]) for c in api.get("/conflicts", params={"limit": 100}).json()["conflicts"]}
     assert (found[lines[0][2:]], found[lines[1][2:]]) in pairs  # the queue holds what the dry run said
+
+
+def test_the_dry_run_reads_with_the_columns_the_page_showed(owner_client, live_memory):
+    # Picks answered out of order can leave the job with another mapping than the page shows.
+    t = tag()
+    content = f"note,kind\nHow to reset the boiler: hold the red button ({t}).,skill\n".encode()
+    url = job_url(upload(owner_client, "boiler.csv", content, "csv"))
+    owner_client.post(reverse("import_mapping", args=[job_id(url)]), {"text": "note"})  # the job: type unmapped
+    answer = soup(owner_client.post(reverse("import_dry_run", args=[job_id(url)]), {"text": "note", "type": "kind"},
+                                    headers=HTMX))
+    while answer.select_one("#import-progress") is not None:
+        time.sleep(0.1)
+        answer = soup(owner_client.get(reverse("import_progress", args=[job_id(url)]), headers=HTMX))
+    assert answer.select_one("#plan-store") is not None, " ".join(answer.text.split())[-900:]
+    assert "skill" in answer.select_one("#plan-store").text and "type = kind" in " ".join(answer.select_one("#import-read").text.split())

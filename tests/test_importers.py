@@ -39,7 +39,7 @@ def test_csv_maps_columns_and_refuses_rows_that_cannot_be_facts_with_their_line(
     parsed = importers.read("csv", FIXTURES / "memories.csv", {"text": "memory", "type": "kind", "time": "when", "source": "origin"})
     assert parsed.columns == ["memory", "kind", "when", "origin"]
     assert [i["type"] for i in parsed.items] == ["fact", "fact", "skill", "log"]
-    assert parsed.items[0]["created_at"] == "2025-03-01T00:00:00Z" and parsed.items[0]["source"] == "notes app"
+    assert parsed.items[0]["created_at"] == "2025-03-01T00:00:00Z" and parsed.items[0]["source"] == "import:csv:notes app"
     assert "2718, keep it private" in parsed.items[1]["text"]  # a quoted comma stays in the text
     assert [line for line, _ in parsed.refused] == [5, 7]
     assert "empty" in parsed.refused[0][1] and "type" in parsed.refused[1][1]
@@ -66,7 +66,7 @@ def test_mem0_and_letta_exports():
     ("csv", 'text,type\n"unclosed,fact\n', "line"),
     ("csv", "text\nfine\ntoo,many\n", "line 3"),
     ("mem0", '{"memories": 3}', "line 1"),
-    ("json", '[{"nothing": "here"}]', "text=COLUMN"),
+    ("json", '[{"nothing": "here"}]', "no column holds the text"),
 ])
 def test_a_malformed_file_is_refused_whole_with_its_line(tmp_path, format, content, where):
     path = tmp_path / "bad"
@@ -139,6 +139,10 @@ def test_the_cli_says_the_dry_run_then_imports_its_counts(tmp_path):
     bad.write_text('{"text": "fine"}\nnot json\n')
     refused = run(str(bad), "--from", "jsonl")
     assert refused.returncode == 1 and "line 2" in refused.stderr and "nothing imported" in refused.stderr
+    unmapped = tmp_path / "notes.csv"
+    unmapped.write_text("note,when\nThe owner likes figs.,2026-01-01\n")
+    said = run(str(unmapped), "--from", "csv").stderr  # the command line's words here, the page's on the page
+    assert "no column holds the text (columns: note, when): say which one does with --map text=COLUMN" in said
     exported = subprocess.run([sys.executable, "-m", "memories", "export", "--db", str(db)], capture_output=True, text=True,
                               env=env, timeout=120, cwd=ROOT).stdout
     assert len([json.loads(line) for line in exported.splitlines()]) == 4

@@ -141,9 +141,12 @@ def import_start(request: HttpRequest) -> HttpResponse:
 
 
 def job_context(job: Job) -> dict:
-    parsed = job.parsed
-    plan = job.plan
-    context = {"job": job, "formats": FORMATS, "roles": ROLES, "table": job.format in TABLES, "shown": SHOWN}
+    # The phase before what it made: a thread may finish while the page is drawn, and a page that
+    # saw it running shows the progress bar, one that saw it done shows what it made.
+    phase = job.phase
+    parsed, plan = job.parsed, job.plan
+    context = {"job": job, "formats": FORMATS, "roles": ROLES, "table": job.format in TABLES, "shown": SHOWN,
+               "phase": phase, "running": phase in jobs.RUNNING, "plan": plan}
     if parsed is not None:
         context.update(preview=parsed.items[:PREVIEW], items=len(parsed.items), refused_lines=parsed.refused[:PREVIEW],
                        refused=len(parsed.refused), not_memories=parsed.not_memories[:SHOWN])
@@ -225,7 +228,10 @@ def import_dry_run(request: HttpRequest, job_id: str) -> HttpResponse:
     """Check every fact of the file with the memory (POST /facts/batch with dry_run, 100 at a
     time): nothing is stored."""
     job = job_of(request, job_id)
+    shown = {role: request.POST[role] for role in ROLES if request.POST.get(role)}
     with job.lock:
+        if job.format in TABLES and shown != job.mapping and not job.running and job.phase != "imported":
+            jobs.read(job, shown)  # the columns the page showed: picks answered out of order left another
         if job.parsed is None or job.running or job.phase == "imported":
             messages.warning(request, "There is nothing to check now." if job.parsed is None else
                              "The file is being checked or imported already.")

@@ -19,6 +19,11 @@ from .facts import candidate
 csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))
 
 TEXT_COLUMNS = ("text", "memory", "content", "fact")
+
+
+class Unmapped(Malformed):
+    """No column holds the text: the page's mapping, or the CLI's --map, names the one that does."""
+
 ROLES = ("text", "type", "source", "time")
 
 
@@ -30,7 +35,7 @@ def mapped(columns: list[str], mapping: dict, format: str) -> dict:
     if "text" not in out:
         out["text"] = next((c for c in columns if c.strip().lower() in TEXT_COLUMNS), None)
     if not out["text"]:
-        raise Malformed(f"no column holds the text: map one with text=COLUMN (columns: {', '.join(columns) or 'none'})")
+        raise Unmapped(f"no column holds the text (columns: {', '.join(columns) or 'none'}): say which one does")
     missing = [c for c in out.values() if c not in columns]
     if missing and columns:
         raise Malformed(f"the mapping names columns the file lacks: {', '.join(missing)} (columns: {', '.join(columns)})")
@@ -42,7 +47,8 @@ def rows(parsed: Parsed, records: list[tuple[int, dict]], mapping: dict, format:
     roles = mapped(parsed.columns, mapping, format)
     for line, record in records:
         source = record.get(roles["source"]) if roles.get("source") else None
-        candidate(parsed, line, record.get(roles["text"]), str(source) if source else f"import:{format}",
+        # The file's own source kept beside the import's provenance, so "any import" finds the row.
+        candidate(parsed, line, record.get(roles["text"]), f"import:{format}:{source}" if source else f"import:{format}",
                   record.get(roles["type"]) if roles.get("type") else None,
                   record.get(roles["time"]) if roles.get("time") else None)
     return parsed
