@@ -31,6 +31,7 @@ from .facts import save_edit
 
 PAGE_SIZE = 30  # facts a page: each costs a look-up in the history (who wrote it)
 CONFLICT_PAGES = 5  # pages of 100 open contradictions read for those the shown facts opened
+REPLACED_PAGES = 2  # pages of 100 facts changed last read for those the shown facts replaced since
 GROUP_MAX = 1000  # facts "approve all from this client today" approves at most
 REVIEW_BATCH = 200  # ids a POST /facts/review takes
 UNNAMED = "an unnamed client"
@@ -45,6 +46,7 @@ class Item:
     fact: Fact
     entry: HistoryEntry | None  # its add entry: who wrote it, when, and what the memory found (None: not in the history)
     proposals: list[dict] = field(default_factory=list)  # open contradictions where it is the new fact, closest first
+    replaced_since: list[dict] = field(default_factory=list)  # facts it replaced after its write (memory_supersede)
 
     @property
     def writer(self) -> str | None:
@@ -60,7 +62,9 @@ class Item:
     def replaced(self) -> list[dict]:
         """The facts its write replaced (an add with `supersedes`), as they were."""
         before = (self.entry.before or {}) if self.entry else {}
-        return [f for f in before.get("replaced") or [] if isinstance(f, dict) and "id" in f]
+        at_write = [f for f in before.get("replaced") or [] if isinstance(f, dict) and "id" in f]
+        ids = {f["id"] for f in at_write}
+        return at_write + [f for f in self.replaced_since if f["id"] not in ids]
 
 
 def writer_label(writer: str | None) -> str:
@@ -101,9 +105,27 @@ def opened(client: MemoryClient, fact_ids) -> dict[int, list[Proposal]]:
     return {fid: sorted(ps, key=lambda p: (-p.score, p.old.id)) for fid, ps in found.items()}
 
 
+def replaced_since(client: MemoryClient, fact_ids) -> dict[int, list[dict]]:
+    """The facts these replaced after they were written (an agent's memory_supersede, a decision
+    elsewhere), by the fact that replaced them: among the REPLACED_PAGES hundred facts changed
+    last, since a replacement edits the fact it replaces."""
+    wanted, found, cursor = set(fact_ids), {}, None
+    for _ in range(REPLACED_PAGES if wanted else 0):
+        page = client.list_facts(order="updated", limit=100, cursor=cursor)
+        for f in page.facts:
+            if f.superseded_by in wanted:
+                found.setdefault(f.superseded_by, []).append({"id": f.id, "text": f.text})
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return found
+
+
 def items_of(client: MemoryClient, facts: list[Fact]) -> list[Item]:
-    proposals = opened(client, [f.id for f in facts if not f.reviewed])
-    return [Item(f, add_entry(client, f.id), [proposal_row(p) for p in proposals.get(f.id, [])]) for f in facts]
+    waiting = [f.id for f in facts if not f.reviewed]
+    proposals, since = opened(client, waiting), replaced_since(client, waiting)
+    return [Item(f, add_entry(client, f.id), [proposal_row(p) for p in proposals.get(f.id, [])], since.get(f.id, []))
+            for f in facts]
 
 
 def day_of(fact: Fact) -> date:
