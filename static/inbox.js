@@ -72,6 +72,18 @@
     if (row) focusRow(row, { moveFocus: !event.target.closest("a, button, input, textarea, select") });
   });
 
+  // "Approve all N": a fact handled on its own line (approved, deleted, replaced) is no longer one
+  // of the N, and one undone is again. The form's data-ids are what the page was drawn with.
+  function recount() {
+    const done = new Set([...document.querySelectorAll("#inbox-list li.item.done")].map((r) => r.dataset.id));
+    document.querySelectorAll("#inbox-list form[data-ids]").forEach((form) => {
+      const ids = form.dataset.ids.split(",").filter((id) => id && !done.has(id));
+      form.querySelector("input[name=ids]").value = ids.join(",");
+      form.querySelector(".count").textContent = ids.length;
+      form.hidden = ids.length === 0;
+    });
+  }
+
   // What htmx swaps in: a row's one-line result (its Undo is the next u; the next fact waiting is
   // focused), a row back after an undo or a cancelled edit (focused), an editor (desk.js focuses
   // its text), or the whole list after "approve all" (its Undo is the next u).
@@ -87,6 +99,7 @@
       return;
     }
     if (!elt.matches("#inbox-list li.item")) return;
+    recount();
     if (elt.querySelector("form.undo")) undoable.push(elt.id);
     if (elt.id !== focusedId || elt.classList.contains("editing")) return;
     focusRow(waiting(elt) ? elt : (nextWaiting(elt) || elt));

@@ -125,12 +125,16 @@ def test_the_owner_clears_an_agents_inbox_by_keyboard(page: Page, live_server, l
     page.keyboard.press("a")
     expect(page.locator(f"#inbox-{newest}.done")).to_contain_text(f"Approved #{newest}")
     expect(count).to_have_text("17 unreviewed")
+    group = page.locator("#inbox-list form.approve-group")  # "approve all" counts what still waits
+    expect(group.locator("button")).to_have_text("Approve all 17 from this client today")
+    assert str(newest) not in group.locator("input[name=ids]").input_value().split(",")
     expect(page.locator("#inbox-list li.item.focused")).not_to_have_attribute("id", f"inbox-{newest}")
     page.keyboard.press("u")
     back = page.locator(f"#inbox-{newest}:not(.done)")
     expect(back).to_contain_text("undone: waiting again")
     expect(back).to_be_focused()
     expect(count).to_have_text("18 unreviewed")
+    expect(group.locator("button")).to_have_text("Approve all 18 from this client today")  # and again after the undo
     with live_memory.client() as api:
         assert api.get(f"/facts/{newest}").json()["reviewed_at"] is None
     page.keyboard.press("a")
