@@ -369,3 +369,20 @@ def test_an_undo_that_would_overwrite_a_later_change_sends_the_owner_to_the_audi
     r = owner_client.post(reverse("contradiction_undo"), {"old": 1, "new": 2, "entry": 5}, headers=HTMX)
     line = soup(r).select_one("li#conflict-1-2.resolved")
     assert "changed since" in line.text and line.select_one("a")["href"] == reverse("audit") + "?fact=2"
+
+
+def test_a_pair_whose_facts_carry_one_time_offers_no_choice_first(owner_client, live_memory):
+    # Issue 51 §2: the highlighted "New replaces old" must not retire the truth when which is
+    # newer is not known (an import's rows dated alike).
+    t, when = tag(), "2026-11-01T09:00:00Z"
+    with live_memory.client() as api:
+        old = add(api, f"The pottery class ({t}) is on Mondays at 18:00.", json={"created_at": when})["id"]
+        new = add(api, f"The pottery class ({t}) is on Mondays at 19:00.", json={"created_at": when})
+        assert old in [c["id"] for c in new["conflicts"]], new["conflicts"]
+        later = add(api, f"The pottery class ({t}) is on Mondays at 19:30.")  # today: newer than both
+    html = page(owner_client.get(reverse("contradictions")))
+    same = html.select_one(f"#conflict-{old}-{new['id']}")
+    assert same.select_one(".unsure") is not None
+    assert "secondary" in same.select_one("button[value=replace]")["class"]
+    dated = html.select_one(f"#conflict-{new['id']}-{later['id']}")
+    assert dated.select_one(".unsure") is None and "secondary" not in dated.select_one("button[value=replace]").get("class", [])

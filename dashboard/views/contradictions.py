@@ -50,6 +50,8 @@ def row(proposal: Proposal, who: dict[int, str | None] | None = None) -> dict:
             "new_text": marked(proposal.new.text, differs.get("new") or []),
             "kinds": [KINDS.get(k, k) for k in differs.get("kinds") or []],
             "old_by": (who or {}).get(proposal.old.id), "new_by": (who or {}).get(proposal.new.id),
+            # Which is newer, by the facts' own times: when neither is, no choice is offered first.
+            "sure": proposal.new.created_at > proposal.old.created_at,
             "differs_json": json.dumps({k: differs.get(k) or [] for k in ("kinds", "old", "new")}, ensure_ascii=False)}
 
 

@@ -19,6 +19,10 @@ from .facts import candidate
 csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))
 
 TEXT_COLUMNS = ("text", "memory", "content", "fact")
+# The other roles' columns found by their names: a dated row keeps its date without a mapping (an
+# import dated "now" would be newer than, and propose replacing, what the memory learnt since).
+NAMED = {"type": ("type",), "source": ("source",),
+         "time": ("time", "created_at", "created", "date", "timestamp", "updated_at")}
 
 
 class Unmapped(Malformed):
@@ -34,6 +38,11 @@ def mapped(columns: list[str], mapping: dict, format: str) -> dict:
     out = dict(mapping)
     if "text" not in out:
         out["text"] = next((c for c in columns if c.strip().lower() in TEXT_COLUMNS), None)
+    for role, names in NAMED.items():  # a column named for its role is read as it, unless mapped
+        if role not in mapping:
+            found = next((c for c in columns if c.strip().lower() in names and c not in out.values()), None)
+            if found:
+                out[role] = found
     if not out["text"]:
         raise Unmapped(f"no column holds the text (columns: {', '.join(columns) or 'none'}): say which one does")
     missing = [c for c in out.values() if c not in columns]
