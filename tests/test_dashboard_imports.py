@@ -204,7 +204,7 @@ def test_a_file_over_the_limit_or_without_a_format_is_refused_saying_why(owner_c
     form = page(owner_client.get(reverse("import"))).select_one("#upload-form")
     assert form["enctype"] == "multipart/form-data"
     assert [o["value"] for o in form.select("#id_format option")][1:] == [
-        "auto", "list", "chatgpt-list", "claude-list", "csv", "json", "jsonl", "mem0", "letta", "mcp-memory", "claude-ai",
+        "auto", "list", "chatgpt-list", "chatgpt-export", "claude-list", "csv", "json", "jsonl", "mem0", "letta", "mcp-memory", "claude-ai",
         "claude-code", "backup"]
     assert form.select_one("#id_format option[selected]")["value"] == "auto"  # the default
 

@@ -31,6 +31,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "imports"
     ("claude-ai-memories.json", "claude-ai", "conversations_memory, project_memories, memory_files"),
     ("claude-code-chirpy", "claude-code", "memory folder: it holds MEMORY.md and 3 other"),  # (a folder)
     ("claude-code-memory", "claude-code", "memory folder: it holds MEMORY.md and 7 other"),
+    ("chatgpt-conversations.json", "chatgpt-export", "conversations, each with a title and a mapping"),
+    ("mem0-export.md", "mem0", "Markdown export"), ("chatgpt-answer.txt", "list", "one a line"),
+    ("claude-answer.txt", "list", "one a line"),
 ])
 def test_each_fixture_is_found_for_what_it_is(name, fmt, says):
     found, why = importers.detected(FIXTURES / name)
@@ -40,6 +43,7 @@ def test_each_fixture_is_found_for_what_it_is(name, fmt, says):
 
 @pytest.mark.parametrize("text,message", [
     ("", "empty"), ("   \n\n", "empty"), ('{"a": 1', "no format known"),
+    ('<?xml version="1.0"?>\n<memories><memory>The owner likes figs.</memory></memories>', "XML or HTML"),
     ("42", None),
 ])
 def test_a_file_in_no_known_format_says_what_was_seen(text, message):
@@ -77,3 +81,12 @@ def test_a_backup_found_by_the_cli_is_restored_as_a_plain_import_restores_it(tmp
                         str(tmp_path / "m.db"), "--quiet"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "read as backup" in r.stderr and "restored 1 facts" in r.stderr
+
+
+@pytest.mark.parametrize("text,fmt", [
+    ("note,kind,when\nThe owner likes figs.,fact,2025-03-01\nHow to bleed a radiator.,skill,\n", "csv"),  # say which column
+    ("- Likes tea, coffee and juice.\n- Has a sister, Priya.\n", "list"),
+    ("Likes tea, coffee\nHas a dog, Rex\n", "list"),  # words are no header
+])
+def test_a_csv_header_without_a_text_column_is_still_a_table(text, fmt):
+    assert detect(text)[0] == fmt

@@ -38,14 +38,16 @@ from ..strip import with_strip
 
 CLIENT = "dashboard-import"  # X-Memory-Client of an import's writes: not the owner's review
 FORMATS = {  # importers.formats(), with the words the page shows
-    "auto": "Found from the file's content (Letta, mem0, the MCP memory server, Claude, CSV, JSON, a list)",
+    "auto": "Found from the file's content (Letta, mem0, the MCP memory server, ChatGPT, Claude, CSV, JSON, a list)",
     "list": "A list of memories, one a line (from any tool)",
     "chatgpt-list": "ChatGPT: the list copied from Settings › Personalization › Manage memories",
+    "chatgpt-export": "ChatGPT: its data export holds no memory file; its memories are read from conversations.json "
+                      "(Settings › Data controls › Export data)",
     "claude-list": "Claude: the list copied from its memory settings",
     "csv": "CSV with a header row",
     "json": "JSON: an array of objects",
     "jsonl": "JSON Lines: one object a line",
-    "mem0": "mem0: get_all or its export",
+    "mem0": "mem0: get_all or its export, a CSV dump, or its Markdown export (mem0-export-*.md)",
     "letta": "Letta: an agent's archival passages",
     "mcp-memory": "MCP memory server: its memory.jsonl (entities' observations and relations)",
     "claude-ai": "Claude.ai: the memories.json of a data export (Settings › Privacy › Export data)",

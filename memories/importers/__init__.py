@@ -9,7 +9,8 @@ The formats, as their public documentation described them on 2026-12-02 (docs/op
     list, chatgpt-list,         plain_list.py  one memory a line, as copied from the memory settings
     claude-list
     csv, json, jsonl            table.py       rows or objects, with a column mapping
-    mem0                        mem0.py        mem0's get_all / export: memory, created_at, metadata
+    mem0                        mem0.py        mem0's get_all / export: memory, created_at, metadata; its Markdown export
+    chatgpt-export              chatgpt_export.py  ChatGPT's conversations.json: the memories saved, custom instructions
     auto                        detect.py      the format found from the content (the default)
     letta                       letta.py       Letta's archival passages: text, created_at, tags
     mcp-memory                  mcp_memory.py  the MCP memory server's graph (memory.jsonl): entities, relations
@@ -87,11 +88,11 @@ FOLDERS = ("claude-code",)  # the formats read from a folder or a zip: their rea
 
 def formats() -> dict:
     """Format name -> its reader, `read(text, mapping) -> Parsed` (`read(path, mapping)` for FOLDERS)."""
-    from . import backup_file, claude_ai, claude_code, letta, mcp_memory, mem0, plain_list, table
+    from . import backup_file, chatgpt_export, claude_ai, claude_code, letta, mcp_memory, mem0, plain_list, table
 
-    return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "csv": table.csv_rows,
-            "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read, "letta": letta.read,
-            "mcp-memory": mcp_memory.read, "list": plain_list.any_list, "claude-ai": claude_ai.read,
+    return {"chatgpt-list": plain_list.chatgpt, "claude-list": plain_list.claude, "chatgpt-export": chatgpt_export.read,
+            "csv": table.csv_rows, "json": table.json_array, "jsonl": table.json_lines, "mem0": mem0.read,
+            "letta": letta.read, "mcp-memory": mcp_memory.read, "list": plain_list.any_list, "claude-ai": claude_ai.read,
             "claude-code": claude_code.read, "backup": backup_file.read}
 
 

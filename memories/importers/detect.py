@@ -4,11 +4,15 @@ no known format is Malformed, naming what was seen and the formats known."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
-from . import Malformed, backup_file, claude_ai, claude_code, folder, formats, letta_agent, lines, load_json
+from . import (Malformed, backup_file, chatgpt_export, claude_ai, claude_code, folder, formats, letta_agent, lines,
+               load_json, mem0_markdown)
 from .table import TEXT_COLUMNS, WRAPPERS
 
 PASSAGES = "passages"  # Letta's archival passages, as letta.py takes them
@@ -25,16 +29,36 @@ def detect(text: str) -> tuple[str, str]:
     found = _json_lines(text)
     if found:
         return found
+    if stripped.startswith("---") and mem0_markdown.is_export(text):
+        return "mem0", "mem0's Markdown export: each memory a block of front matter (id, created_at, type), then its text"
     first = next((line for line in lines(text) if line.strip()), "")
     header = [c.strip().strip('"').lower() for c in first.split(",")]
     if "memory" in header and "metadata" in header:
         return "mem0", "mem0's memories as CSV: its header has memory and metadata"
     if "," in first and any(c.strip().strip('"').lower() in TEXT_COLUMNS for c in first.split(",")):
         return "csv", f"CSV: its first line is a header with a text column ({first[:60]})"
+    if table_header(text):
+        return "csv", f"CSV: its first line is a header ({first[:60]}), none of its columns named as the text is: say which"
+    if stripped.startswith("<"):  # read as a list, its tags and declaration would be stored as facts
+        raise Malformed("line 1: XML or HTML, which no format known reads: export the memories as JSON, CSV or a list "
+                        f"(the formats known: {', '.join(formats())})")
     if stripped[0] in "[{":
         raise Malformed("line 1: JSON, but no format known holds it (a list of memories, an object holding one, a "
                         f"Letta agent file, JSON Lines); the formats known: {', '.join(formats())}")
     return "list", "a list of memories, one a line (no JSON, no CSV header)"
+
+
+HEADER_CELL = re.compile(r"[A-Za-z_][\w.-]{0,39}")  # a name, not words: "Likes tea, coffee" is a memory
+
+
+def table_header(text: str) -> bool:
+    """A CSV whose header names no text column: a first line of two or more names, and the next
+    rows of as many cells. A list read in its place would store the header and each row as facts."""
+    rows = list(csv.reader(io.StringIO("\n".join(lines(text)[:20]), newline="")))
+    rows = [r for r in rows if r]
+    if len(rows) < 2 or len(rows[0]) < 2 or not all(HEADER_CELL.fullmatch(c.strip()) for c in rows[0]):
+        return False
+    return all(len(r) == len(rows[0]) for r in rows[1:-1]) and len(rows[-1]) <= len(rows[0])  # (the last may be cut)
 
 
 def detect_folder(path: Path) -> tuple[str, str] | None:
@@ -57,6 +81,8 @@ def _document(text: str) -> tuple[str, str] | None:
         return None
     if letta_agent.is_agent_file(data):
         return "letta", "a Letta agent file: it has " + ("core_memory" if "core_memory" in data else "agents and blocks")
+    if chatgpt_export.is_export(data):
+        return "chatgpt-export", "ChatGPT's data export (conversations.json): conversations, each with a title and a mapping"
     found = claude_ai.records(data)
     if found:
         keys = [k for k in claude_ai.KEYS if any(k in r for r in found)]

@@ -6,7 +6,9 @@
   an offset ("2024-07-25T23:57:00.108367-07:00");
 - CSV, as users dump them (`id,memory,metadata[,created_at,...]`): the metadata a Python dict
   printed with single quotes, some rows with an empty `memory` and the text in
-  `metadata['data']`, cells over several lines.
+  `metadata['data']`, cells over several lines;
+- Markdown, as its plugin's export writes it: a block of front matter then the text, for each
+  memory (mem0_markdown.py).
 
 The text is `memory` (else the metadata's `data`); `metadata.type`, when it is fact, skill or log,
 the type; `expiration_date` when the fact stops being true (`valid_until`); the source
@@ -19,11 +21,13 @@ import csv
 import io
 import json
 
-from . import Malformed, Parsed, json_list
+from . import Malformed, Parsed, json_list, mem0_markdown
 from .facts import candidate
 
 
 def read(text: str, mapping: dict) -> Parsed:
+    if text.lstrip().startswith("---"):
+        return mem0_markdown.read(text)
     if text.lstrip()[:1] not in ("[", "{"):
         return read_csv(text)
     data = json_list(text, ("results", "memories"), "mem0's memories")
