@@ -79,3 +79,19 @@ def test_the_cli_stores_exactly_what_its_dry_run_said_on_both_memories(service, 
     # queue may hold more than it said, never fewer.)
     queue = api.get("/conflicts").json()["total"]
     assert proposed <= queue <= (store + merged) / 20
+
+
+def test_passages_from_the_archival_memory_api_keep_their_time_written_with_a_space(service, api, tmp_path):
+    # Issue 47: the archival-memory API writes created_at with a space ("2025-11-06 01:30:07.520938+00:00").
+    passages = tmp_path / "passages.json"
+    passages.write_text(json.dumps([
+        {"id": "passage-1", "text": "Chad prefers the window seat on long flights.", "created_at": "2025-11-06 01:30:07.520938+00:00",
+         "tags": ["travel"]},
+        {"id": "passage-2", "text": "Chad's sister Dana lives in Tucson.", "created_at": "2025-11-07 09:00:00+00:00", "tags": []},
+    ]))
+    store, merged, _, refused = dry_run_then_import(service, passages, "auto")
+    assert (store + merged, refused) == (2, 0)
+    facts = {f["text"]: f for f in api.get("/facts", params={"source_prefix": "import:letta", "limit": 100}).json()["facts"]}
+    seat = facts["Chad prefers the window seat on long flights."]
+    assert seat["source"] == "import:letta:travel" and seat["created_at"].startswith("2025-11-06T01:30:07.520938")
+    assert facts["Chad's sister Dana lives in Tucson."]["created_at"].startswith("2025-11-07T09:00:00")
