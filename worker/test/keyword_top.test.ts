@@ -6,29 +6,11 @@ import { describe, expect, it } from "vitest";
 import { keywordTop } from "../src/keyword_top";
 import type { MemoryObject } from "../src/memory";
 import { quote } from "../src/recall";
+import { fill, rowsRead } from "./filled";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
 const stub = (name: string) => env.MEMORY.get(env.MEMORY.idFromName(name));
-const WORDS = "apple river mountain coffee garden window silver purple ocean forest planet rocket violin basket candle mirror pencil ladder tunnel castle".split(" ");
-
-/** `n` facts straight into the tables: recall_rows.test.ts's texts (all of one length: large
- * ties), or with `varied` a few words more or fewer and some said twice (scores of every kind). */
-function fill(memory: MemoryObject, n: number, varied = false): void {
-  const { sql, ctx } = memory as unknown as { sql: SqlStorage; ctx: DurableObjectState };
-  let seed = 7;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  ctx.storage.transactionSync(() => {
-    for (let i = 1; i <= n; i++) {
-      let text = `The fact number ${i} is about ${WORDS[i % 20]} ${WORDS[(i * 7) % 20]} word${i}.`;
-      if (varied) text += Array.from({ length: Math.floor(random() * 4) }, () => WORDS[Math.floor(random() * 20)]).join(" ");
-      sql.exec("INSERT INTO facts (id, text, text_key, type, created_at, updated_at) VALUES (?, ?, ?, 'fact', ?, ?)",
-        i, text, text.toLowerCase(), "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
-      sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", i, text);
-    }
-  });
-}
-
 /** The list as reading.ts `keyword` read it before: every match scored and sorted in the statement. */
 function scoringEvery(sql: SqlStorage, match: string, depth: number, hidden: Set<number>): [number, number][] {
   const rows = sql.exec<{ id: number; s: number }>("SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE facts_fts MATCH ?"
@@ -40,19 +22,6 @@ function scoringEvery(sql: SqlStorage, match: string, depth: number, hidden: Set
     if (kept.length === depth) break;
   }
   return kept;
-}
-
-/** The rows the object's statements read while `work` runs. */
-function rowsRead<T>(sql: SqlStorage, work: () => T): [T, number] {
-  const exec = sql.exec;
-  const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-  Object.assign(sql, { exec: (q: string, ...b: SqlStorageValue[]) => { const c = exec.call(sql, q, ...b); cursors.push(c); return c; } });
-  try {
-    const out = work();
-    return [out, cursors.reduce((sum, c) => sum + c.rowsRead, 0)];
-  } finally {
-    delete (sql as Partial<SqlStorage>).exec;
-  }
 }
 
 const or = (...words: string[]) => words.map(quote).join(" OR ");
@@ -86,13 +55,13 @@ describe("the keyword list by FTS5's own sort", () => {
       const name = `kt-${size}-${Math.random().toString(36).slice(2)}`;
       await created(`http://memory.test/memories/${name}`);
       await runInDurableObject(stub(name), async (memory: MemoryObject) => {
-        fill(memory, size, varied);
+        fill(memory, size, { varied, seed: 7 });
         const sql = memory.sql;
         for (const [kind, match] of QUERIES) {
           for (const [hiddenKind, hidden] of hiddenSets(size)) {
             for (const depth of [1, 10, 30, 100]) {
-              const [before, readBefore] = rowsRead(sql, () => scoringEvery(sql, match, depth, hidden));
-              const [after, readAfter] = rowsRead(sql, () => keywordTop(sql, match, depth, hidden));
+              const [before, readBefore] = await rowsRead(sql, () => scoringEvery(sql, match, depth, hidden));
+              const [after, readAfter] = await rowsRead(sql, () => keywordTop(sql, match, depth, hidden));
               expect(after, `${kind}, ${hiddenKind} hidden, depth ${depth}`).toEqual(before);
               if (depth === 30 && hiddenKind !== "a third") {
                 console.log(`${size} facts${varied ? " (varied)" : ""}, ${kind}, ${hiddenKind} hidden: ${readBefore} rows read before, ${readAfter} now`);

@@ -7,6 +7,7 @@ import type { MemoryObject } from "../src/memory";
 import { type FactType, TYPES } from "../src/vectors";
 import { vectorsById } from "../src/by_key";
 import { varint } from "../src/reading";
+import { fill, readBy, rowsRead } from "./filled";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;
@@ -15,41 +16,7 @@ const call = (url: string, method = "GET", body?: unknown) =>
   SELF.fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 const stub = (name: string) => env.MEMORY.get(env.MEMORY.idFromName(name));
 
-/** The rows the object's statements read while `work` runs, and those of each statement. */
-async function readBy(memory: MemoryObject, work: () => unknown): Promise<[string, number][]> {
-  const sql = memory.sql, exec = sql.exec;
-  const cursors: [string, SqlStorageCursor<Record<string, SqlStorageValue>>][] = [];
-  Object.assign(sql, { exec: (q: string, ...b: SqlStorageValue[]) => { const c = exec.call(sql, q, ...b); cursors.push([q, c]); return c; } });
-  try {
-    await work();
-  } finally {
-    delete (sql as Partial<SqlStorage>).exec;
-  }
-  return cursors.map(([q, c]) => [q, c.rowsRead]);
-}
-const rowsRead = async (memory: MemoryObject, work: () => unknown) => (await readBy(memory, work)).reduce((sum, [, n]) => sum + n, 0);
-
-const WORDS = "apple river mountain coffee garden window silver purple ocean forest planet rocket violin basket candle mirror pencil ladder tunnel castle".split(" ");
-
-/** `n` facts written straight into the tables (a vector of 16 random numbers each), then loaded;
- * `typed`: the i-th fact's type TYPES[i % 3], else all facts. */
-function fill(memory: MemoryObject, n: number, typed = false): void {
-  const { sql, ctx } = memory as unknown as { sql: SqlStorage; ctx: DurableObjectState };
-  let seed = 1;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  ctx.storage.transactionSync(() => {
-    for (let i = 1; i <= n; i++) {
-      const text = `The fact number ${i} is about ${WORDS[i % 20]} ${WORDS[(i * 7) % 20]} word${i}.`;
-      sql.exec("INSERT INTO facts (id, text, text_key, type, created_at, updated_at, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        i, text, text.toLowerCase(), typed ? TYPES[i % 3] : "fact", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
-      sql.exec("INSERT INTO facts_fts (rowid, text) VALUES (?, ?)", i, text);
-      const v = Float32Array.from({ length: 16 }, () => random() - 0.5);
-      const norm = Math.hypot(...v);
-      sql.exec("INSERT INTO vectors (fact_id, model, dims, embedding) VALUES (?, 'fake-bow-16', 16, ?)", i, v.map((x) => x / norm).buffer);
-    }
-  });
-  (memory as unknown as { state: { rebuild(): void } }).state.rebuild();
-}
+const rowsReadBy = async (memory: MemoryObject, work: () => unknown) => (await rowsRead(memory.sql, work))[1];
 
 describe("a recall's rows", () => {
   it("counts the memory's facts from FTS5's own record, as count(*) would", async () => {
@@ -66,7 +33,7 @@ describe("a recall's rows", () => {
       expect(counted).toBe(599);
       expect(reader.indexedRows()).toBe(counted);
       // a term no fact holds: what is left is the row count itself
-      expect(await rowsRead(memory, () => reader.termCounts(["zzyzx"]))).toBeLessThan(10);
+      expect(await rowsReadBy(memory, () => reader.termCounts(["zzyzx"]))).toBeLessThan(10);
     });
   }, 30_000);
 
@@ -79,7 +46,7 @@ describe("a recall's rows", () => {
     }
     // The rows of one recall, without the filter (include_stale) and with it (the default).
     const recallRows = () => runInDurableObject(stub(name), async (memory: MemoryObject) => {
-      const recall = (includeStale: boolean) => rowsRead(memory, async () => {
+      const recall = (includeStale: boolean) => rowsReadBy(memory, async () => {
         const r = await memory.fetch(new Request("http://memory.test/recall", {
           method: "POST", headers, body: JSON.stringify({ query: "fact about item42", log: false, include_stale: includeStale }),
         }));
@@ -117,11 +84,11 @@ describe("a recall's rows", () => {
       const name = `rows-${size}-${Math.random().toString(36).slice(2)}`;
       await created(`http://memory.test/memories/${name}`);
       await runInDurableObject(stub(name), async (memory: MemoryObject) => {
-        fill(memory, size);
+        fill(memory, size, { vectors: true });
         const reader = (memory as unknown as { reader: { having(t: string): number } }).reader;
-        expect(await rowsRead(memory, () => expect(reader.having("fact")).toBe(size))).toBeLessThanOrEqual(1);
+        expect(await rowsReadBy(memory, () => expect(reader.having("fact")).toBe(size))).toBeLessThanOrEqual(1);
         for (const [kind, query] of [["broad", "fact number about apple"], ["narrow", "word42 apple"], ["rare and common", "word42 fact"], ["none", "zzyzx qqq"]]) {
-          const rows = await readBy(memory, async () => {
+          const [, rows] = await readBy(memory.sql, async () => {
             const r = await memory.fetch(new Request("http://memory.test/recall", { method: "POST", headers, body: JSON.stringify({ query, log: false }) }));
             expect(r.status).toBe(200);
           });
@@ -140,7 +107,7 @@ describe("a recall's rows", () => {
     const name = `rows-${Math.random().toString(36).slice(2)}`;
     await created(`http://memory.test/memories/${name}`);
     await runInDurableObject(stub(name), async (memory: MemoryObject) => {
-      fill(memory, 3_000, true);
+      fill(memory, 3_000, { typed: true, vectors: true });
       const reader = (memory as unknown as { reader: { keyword(m: string, t: FactType | null, d: number, h?: Set<number>): [number, number][] } }).reader;
       const statement = (match: string, type: FactType, depth: number, hidden: Set<number>) => memory.sql.exec<{ id: number; s: number }>(
         "SELECT facts_fts.rowid AS id, bm25(facts_fts) AS s FROM facts_fts JOIN facts ON facts.id = facts_fts.rowid"
@@ -150,7 +117,7 @@ describe("a recall's rows", () => {
         for (const hidden of [new Set<number>(), new Set(Array.from({ length: 300 }, (_, i) => 3 * i + 1))]) {
           for (const type of TYPES) {
             let got: [number, number][] = [];
-            const rows = await rowsRead(memory, () => { got = reader.keyword(match, type, 30, hidden); });
+            const rows = await rowsReadBy(memory, () => { got = reader.keyword(match, type, 30, hidden); });
             expect(got, `${match} ${type}`).toEqual(statement(match, type, 30, hidden));
             // Every fact holds "fact", all tied: the statement read two rows a match (6,000). The
             // hidden ids (the skills among the first 900 facts) are stepped past in both of the race's reads.
@@ -165,10 +132,10 @@ describe("a recall's rows", () => {
     const name = `rows-${Math.random().toString(36).slice(2)}`;
     await created(`http://memory.test/memories/${name}`);
     await runInDurableObject(stub(name), async (memory: MemoryObject) => {
-      fill(memory, 1_000);
+      fill(memory, 1_000, { vectors: true });
       const ids = Array.from({ length: 330 }, (_, i) => 3 * i + 1);  // more than a statement takes
       let got = new Map<number, Float32Array>();
-      const rows = await rowsRead(memory, () => { got = vectorsById(memory.sql, "vectors", "fact_id", [...ids, 5_000], "t.model = ?", "fake-bow-16"); });
+      const rows = await rowsReadBy(memory, () => { got = vectorsById(memory.sql, "vectors", "fact_id", [...ids, 5_000], "t.model = ?", "fake-bow-16"); });
       expect([...got.keys()].sort((a, b) => a - b)).toEqual(ids);  // 5,000 is no fact
       const stored = memory.sql.exec<{ embedding: ArrayBuffer }>("SELECT embedding FROM vectors WHERE fact_id = 301").one().embedding;
       expect([...got.get(301)!]).toEqual([...new Float32Array(stored)]);
