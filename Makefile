@@ -6,7 +6,7 @@ PYTHON ?= $(shell for p in python python3.12 python3.13 $$HOME/.pyenv/versions/3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run run-worker lint test test-fast bench screenshots evalsets clean
+.PHONY: install run run-worker serve lint test test-fast bench screenshots evalsets clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12+ is needed: install it with pyenv (.python-version says 3.12)"; exit 1; }
@@ -43,6 +43,11 @@ run: install
 # The same dashboard on the memory on Cloudflare, offline (wrangler dev --local + embed-server).
 run-worker: install
 	$(BIN)/python scripts/run.py --worker
+
+# The desk for real, on a server: the dashboard under gunicorn with its static files collected, the
+# memory service beside it, each bound where the environment says (docs/server.md).
+serve: $(VENV)/.installed
+	$(BIN)/python scripts/serve.py
 
 # ruff (rules in pyproject.toml) and the Worker's type check: seconds, so every test run starts with them.
 lint: install

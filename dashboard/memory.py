@@ -237,7 +237,7 @@ def status(name: str | None = None, fresh: bool = False) -> dict:
         )
         result["unreviewed"] = unreviewed(client) if result["review_mode"] else None
     except MemoryServiceError as e:
-        result.update(error=str(e), problem=_problem(e), request=_this_request())
+        result.update(error=str(e), problem=problem_words(e), request=_this_request())
     result["kind"] = service_kind()
     _status[key] = result
     return result
@@ -332,11 +332,11 @@ def mark_down(error: MemoryServiceError, name: str | None = None) -> None:
     if not says_down(error):
         return
     _status[client_key(name)] = {"url": memory(name).base_url, "at": time.monotonic(), "reachable": False,
-                                 "error": str(error), "problem": _problem(error), "name": name or first(),
+                                 "error": str(error), "problem": problem_words(error), "name": name or first(),
                                  "request": _this_request(), "kind": service_kind()}
 
 
-def _problem(error: MemoryServiceError) -> str:
+def problem_words(error: MemoryServiceError) -> str:
     """The strip's words for a failure."""
     if isinstance(error, TimedOut):
         return "too slow to answer"

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "dashboard.proxy.ForwardedForMiddleware",  # first: the client's address, for everything after it
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "dashboard.middleware.NoStoreMiddleware",
@@ -65,6 +66,10 @@ MIDDLEWARE = [
     "dashboard.middleware.MemoryErrorMiddleware",
     "dashboard.middleware.MemoryNameMiddleware",  # inside the deadline: it may ask the service for its memories
 ]
+
+REQUEST_LOG = env.bool("REQUEST_LOG", default=False)  # `make serve` sets it: one line a request (request_log.py)
+if REQUEST_LOG:
+    MIDDLEWARE.insert(0, "dashboard.request_log.RequestLogMiddleware")
 
 ROOT_URLCONF = "dashboard.urls"
 WSGI_APPLICATION = "dashboard.wsgi.application"
@@ -121,19 +126,53 @@ SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
+# Behind a reverse proxy that ends HTTPS (docs/server.md). The proxy names the scheme the browser
+# used in a header (X-Forwarded-Proto): without it Django sees plain HTTP, so the SSL redirect
+# would loop and the CSRF check would take an https Origin for another site.
+if PROXY_SSL_HEADER := env.str("SECURE_PROXY_SSL_HEADER", default=""):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+# The proxies whose X-Forwarded-For names the client (dashboard/proxy.py); gunicorn believes their
+# X-Forwarded-Proto. None unless set: `make serve` sets loopback, where its proxy runs.
+FORWARDED_ALLOW_IPS = env.list("FORWARDED_ALLOW_IPS", default=[])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])  # only where the proxy rewrites Host
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"(^|/)healthz$"]  # a monitor on loopback asks over plain HTTP (the path has the prefix)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = False
 USE_TZ = True
 
-STATIC_URL = "/static/"  # absolute: a relative one would take a memory's /m/NAME/ prefix
+# The whole desk under a path of a site ("/desk"): every reverse(), redirect, login URL and static
+# URL takes it. A proxy may pass paths with the prefix (dashboard/wsgi.py takes it off) or without
+# it. The cookies stay under it, away from the site's other apps.
+URL_PREFIX = env.str("DASHBOARD_URL_PREFIX", default="").strip("/")
+URL_PREFIX = f"/{URL_PREFIX}" if URL_PREFIX else ""
+FORCE_SCRIPT_NAME = URL_PREFIX or None
+SESSION_COOKIE_PATH = CSRF_COOKIE_PATH = f"{URL_PREFIX}/"
+
+STATIC_URL = f"{URL_PREFIX}/static/"  # absolute: a relative one would take a memory's /m/NAME/ prefix
 STATICFILES_DIRS = [BASE_DIR / "static"]
-WHITENOISE_USE_FINDERS = True  # serve static/ straight from the repo: no collectstatic step
+# `make serve` collects static/ into STATIC_ROOT, each file under a name with its hash and beside
+# it compressed, so browsers keep them for ever; without it (`make run`, the tests) WhiteNoise
+# serves static/ straight from the repo, no collectstatic step.
+STATIC_ROOT = env.str("STATIC_ROOT", default="") or None
+if STATIC_ROOT:
+    STORAGES = {"default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+                "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}}
+else:
+    WHITENOISE_USE_FINDERS = True
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"request": {"format": "%(asctime)s %(message)s", "datefmt": "%Y-%m-%d %H:%M:%S"}},
+    "handlers": {"console": {"class": "logging.StreamHandler"},
+                 "requests": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout", "formatter": "request"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"},
+                "dashboard.requests": {"handlers": ["requests"], "level": "INFO", "propagate": False}},
 }

@@ -207,6 +207,14 @@ def create_named(root: str, env: dict) -> None:
             sys.exit(f"MEMORY_NAMES names {name!r}, which the memory refused: {r.text}")
 
 
+def watch(procs: list[Process]) -> None:
+    """Until Ctrl-C or SIGTERM: each process that dies is started again (scripts/serve.py's too)."""
+    while True:
+        time.sleep(0.5)
+        for p in procs:
+            p.check()
+
+
 def stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt  # the same clean stop as Ctrl-C
 
@@ -233,10 +241,7 @@ def main() -> None:
         where = "the Worker's Durable Object 'demo'" if on_worker else "the local memory service"
         RUN_ENV.write_text(f"# Written by scripts/run.py while it runs: where its memory is.\nMEMORY_URL={env['MEMORY_URL']}\n")
         print(f"\nDashboard: http://127.0.0.1:{DASHBOARD_PORT} on {where} ({env['MEMORY_URL']}). Ctrl-C stops everything.\n")
-        while True:
-            time.sleep(0.5)
-            for p in procs:
-                p.check()
+        watch(procs)
     except KeyboardInterrupt:
         pass
     finally:

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-PUBLIC = {"login"}
+PUBLIC = {"login", "healthz"}  # healthz: for a monitor, and says nothing private (test_healthz.py)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -138,7 +138,7 @@ def test_every_page_says_plainly_when_the_service_misbehaves(owner_client, mock_
                                      "calibrate_step", "calibrate_adopt", "contradiction_resolve", "contradiction_undo",
                                      "contradiction_keep_all", "contradiction_undo_all", "contradiction_setting",
                                      "inbox_delete", "inbox_resolve", "inbox_undo", "inbox_settings", "import",
-                                     "import_job", "import_mapping", "import_dry_run", "import_run", "import_progress"}:
+                                     "import_job", "import_mapping", "import_dry_run", "import_run", "import_restore", "import_progress"}:
             continue  # these read the dashboard's own database (or check a name or a number, or write into a
             # set's own memory, or look up an upload kept by the dashboard) first; see below,
             # test_memory_create.py, test_calibration.py, test_dashboard_memories_live.py, test_dashboard_queue_groups.py,

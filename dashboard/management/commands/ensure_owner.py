@@ -12,15 +12,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--username", default="owner")
+        parser.add_argument("--at", default=f"http://127.0.0.1:{os.environ.get('DASHBOARD_PORT') or 8000}/",
+                            help="the dashboard's address, for the sign-in hint (make serve says its own)")
 
-    def handle(self, *args, username, **options):
+    def handle(self, *args, username, at, **options):
         User = get_user_model()
         if User.objects.filter(is_superuser=True).exists():
             return
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, password=password, email="")
         self.stdout.write(
-            f"\nThe owner account was created. Sign in at http://127.0.0.1:{os.environ.get('DASHBOARD_PORT') or 8000}/login/ with\n"
+            f"\nThe owner account was created. Sign in at {at}login/ with\n"
             f"    username: {username}\n    password: {password}\n"
             f"Change it with: .venv/bin/python manage.py changepassword {username}\n"
         )
