@@ -61,6 +61,47 @@ def own_settings(stored: dict | None) -> dict | None:
             | ({"proposals": stored["proposals"]} if stored.get("proposals") else {}))
 
 
+def write_memory(memory, out) -> tuple[int, int]:
+    """A backup of the engine's memory into `out`, in one read transaction, so a write meanwhile
+    is in it whole or not at all; (facts, pairs) written."""
+    db = memory.db
+    db.execute("BEGIN")  # (the connection is in autocommit: this holds one snapshot of the file)
+    try:
+        stored = memory.state.meta("settings")
+        out.write(settings_line(own_settings(json.loads(stored) if stored else None)))
+        facts = 0
+        for row in db.execute(f"SELECT {', '.join(FIELDS)} FROM facts ORDER BY id"):
+            out.write(fact_line(dict(zip(FIELDS, row))))
+            facts += 1
+        pairs = memory.kept_pairs()
+    finally:
+        db.execute("COMMIT")
+    for pair in pairs:
+        out.write(conflict_line(pair))
+    return facts, len(pairs)
+
+
+def write_remote(client, out) -> tuple[int, int]:
+    """A backup of a running memory (the service or a Worker) through its client, into `out`:
+    pages of facts, then the pairs, each only when both its facts are in the backup (a write
+    between the pages and the pairs would leave a pair naming a fact the restore has not)."""
+    out.write(settings_line(client.backup_settings()))
+    facts, params = [], {"limit": 100}
+    while True:  # the raw rows, not the client's parsed ones: times go out exactly as stored
+        page = client._request("GET", "/facts", safe=True, params=params)
+        facts += page["facts"]
+        if not page.get("next_cursor"):
+            break
+        params["cursor"] = page["next_cursor"]
+    ids = {f["id"] for f in facts}
+    for f in sorted(facts, key=lambda f: f["id"]):
+        out.write(fact_line(f))
+    pairs = [p for p in client.backup_conflicts() if p["old"] in ids and p["new"] in ids]
+    for pair in pairs:
+        out.write(conflict_line(pair))
+    return len(facts), len(pairs)
+
+
 def read(path: Path) -> Backup:
     """Every line's fact, the settings, and a message for each line that is neither: all checked
     before anything is written."""

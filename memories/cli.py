@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -324,21 +323,29 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     return 0
 
 
-def export_url(url: str, out) -> int:
-    client = remote(url)
-    out.write(backup.settings_line(client.backup_settings()))
-    facts, params = [], {"limit": 100}
-    while True:  # the raw rows, not the client's parsed ones: times go out exactly as stored
-        page = client._request("GET", "/facts", safe=True, params=params)
-        facts += page["facts"]
-        if not page.get("next_cursor"):
-            break
-        params["cursor"] = page["next_cursor"]
-    for f in sorted(facts, key=lambda f: f["id"]):
-        out.write(backup.fact_line(f))
-    for pair in client.backup_conflicts():
-        out.write(backup.conflict_line(pair))
-    return 0
+def backup_on_schedule(args: argparse.Namespace) -> int:
+    from . import scheduled_backup
+
+    try:
+        interval = scheduled_backup.every(args.every) if args.every else None
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.keep < 1:
+        print("error: --keep is at least 1", file=sys.stderr)
+        return 2
+    if args.url:
+        client = remote(args.url)
+        write = lambda out: backup.write_remote(client, out)  # noqa: E731
+    else:
+        def write(out):  # opened for each backup and closed after: the file may be served meanwhile
+            memory = Memory(args.db, embedder=None)
+            try:
+                return backup.write_memory(memory, out)
+            finally:
+                memory.close()
+    name = scheduled_backup.name_of(None if args.url else args.db, args.url)
+    return scheduled_backup.run(write, Path(args.dir), name, args.keep, interval, lambda s: print(s, file=sys.stderr, flush=True))
 
 
 def embed_server(args: argparse.Namespace) -> int:
@@ -374,25 +381,17 @@ def mcp(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    if args.url:
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-        try:
-            return export_url(args.url, out)
-        finally:
-            if out is not sys.stdout:
-                out.close()
-    memory = Memory(args.db, embedder=None)  # export reads rows only: no model needed
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
-        stored = memory.state.meta("settings")
-        out.write(backup.settings_line(backup.own_settings(json.loads(stored) if stored else None)))
-        rows = memory.db.execute(f"SELECT {', '.join(backup.FIELDS)} FROM facts ORDER BY id")
-        for row in rows:
-            out.write(backup.fact_line(dict(zip(backup.FIELDS, row))))
-        for pair in memory.kept_pairs():
-            out.write(backup.conflict_line(pair))
+        if args.url:
+            backup.write_remote(remote(args.url), out)
+        else:
+            memory = Memory(args.db, embedder=None)  # export reads rows only: no model needed
+            try:
+                backup.write_memory(memory, out)
+            finally:
+                memory.close()
     finally:
-        memory.close()
         if out is not sys.stdout:
             out.close()
     return 0
@@ -430,6 +429,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", help="a running memory instead of --db: the service or a Worker (MEMORY_SECRET)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.set_defaults(func=export)
+
+    p = sub.add_parser("backup", help="write a checked backup into DIR, keep the last --keep, and with --every again and again")
+    p.add_argument("dir", help="the folder of backups: memory-NAME-TIME.jsonl")
+    p.add_argument("--db", default="memory.db")
+    p.add_argument("--url", help="a running memory instead of --db: the service or a Worker (MEMORY_SECRET)")
+    p.add_argument("--keep", type=int, default=14, help="backups of this memory kept, the newest (default 14)")
+    p.add_argument("--every", help="run until stopped, one backup every 1d, 12h, 30m ... (default: once)")
+    p.set_defaults(func=backup_on_schedule)
 
     p = sub.add_parser("embed-server", help="serve the embedding model over HTTP for a local Worker (EMBEDDER=http)")
     p.add_argument("--host", default="127.0.0.1")
