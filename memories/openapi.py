@@ -439,6 +439,15 @@ def openapi_document() -> dict:
                               **errors("401", "422", "503", "507")},
             }},
             "/stats": {"get": {"summary": "Counts and orphans", "responses": {**ok(STATS), **errors("401")}}},
+            "/metrics": {"get": {
+                "summary": "The memory's figures for Prometheus",
+                "description": "Prometheus' text format 0.0.4: memory_requests_total{route,method,status} and the "
+                               "memory_request_seconds histogram{route} since the process (the Durable Object) started, "
+                               "a route its pattern (/facts/{id}); memory_facts{status}, memory_unreviewed_facts, "
+                               "memory_open_contradictions and memory_held_bytes now.",
+                "responses": {"200": {"description": "OK", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                              **errors("401")},
+            }},
             "/reindex": {"post": {
                 "summary": "Rebuild the FTS index and every vector from the rows",
                 "responses": {**ok(obj({"facts": {"type": "integer"}, "fts": {"type": "integer"},

@@ -24,6 +24,8 @@ from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, Sto
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
 from .history import MAX_NOTE
+from .metrics import CONTENT_TYPE as METRICS_TYPE
+from .metrics import Metrics, held
 from .replace_at_once import clean_mode
 from .reviewing import clean_review
 from .store import Memory
@@ -124,16 +126,32 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     def dispatch(path: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             handler = handlers[path][request.method if request.method != "HEAD" else "GET"]
+            started, status = time.perf_counter(), 500  # (an exception not caught here is the 500 server_error answers)
             try:
-                return await handler(request)
-            except Conflict as e:
-                return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
-            except ChangedSince as e:
-                return error(e.status, e.code, str(e), entry=e.entry, current=e.current)
-            except StoreError as e:
-                return error(e.status, e.code, str(e))
+                response = await answer(handler, request)
+                status = response.status_code
+                return response
+            finally:
+                if path not in PUBLIC_PATHS:  # (as the Worker, which answers them without the memory)
+                    metrics.observe(path.replace(":int", ""), request.method, status, time.perf_counter() - started)
 
         return endpoint
+
+    async def answer(handler, request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Conflict as e:
+            return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
+        except ChangedSince as e:
+            return error(e.status, e.code, str(e), entry=e.entry, current=e.current)
+        except StoreError as e:
+            return error(e.status, e.code, str(e))
+
+    metrics = Metrics()
+
+    @route("/metrics", ["GET"])
+    async def metrics_text(request: Request) -> Response:
+        return Response(metrics.text(await run(held, memory)), media_type=METRICS_TYPE)
 
     @route("/health", ["GET"])
     async def health(request: Request) -> Response:

@@ -11,6 +11,7 @@ import { Conflicts } from "./conflicts";
 import { directory, noMemory } from "./directory";
 import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
 import { forget } from "./forgetting";
+import { CONTENT_TYPE as METRICS_TYPE, type Held, Metrics, routeOf } from "./metrics";
 import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./http";
 import { Reader } from "./reading";
@@ -38,6 +39,7 @@ export class MemoryObject extends DurableObject<Env> {
   private background: Background;
   readonly history: History;  // (worker/test/ sets their `keep`)
   readonly recallLog: RecallLog;
+  private metrics = new Metrics();  // since this object started (metrics.ts)
   private exists = false;  // see `existed`: until then every request but /openapi.json is a 404
   private listed = false;  // the directory has this memory's name (directory.ts)
 
@@ -135,13 +137,28 @@ export class MemoryObject extends DurableObject<Env> {
     }
     await this.list();  // a memory made before the directory: listed on first sight
     this.recallLog.flush();  // the recalls answered before this request are in the log for it
+    const started = performance.now();
+    let response: Response;
     try {
-      return await this.route(request);
+      response = await this.route(request);
     } catch (e) {
-      if (e instanceof HttpError) return errorResponse(e);
-      console.error("unexpected error", request.method, new URL(request.url).pathname, e);
-      return errorResponse(new HttpError(500, "internal", "the memory failed unexpectedly; its log has the details"));
+      if (!(e instanceof HttpError)) console.error("unexpected error", request.method, new URL(request.url).pathname, e);
+      response = errorResponse(e instanceof HttpError ? e
+        : new HttpError(500, "internal", "the memory failed unexpectedly; its log has the details"));
     }
+    const route = routeOf(new URL(request.url).pathname);
+    if (route) this.metrics.observe(route, request.method, response.status, (performance.now() - started) / 1000);
+    return response;
+  }
+
+  /** What /metrics says the memory holds now (metrics.py `held`). */
+  private held(): Held {
+    const total = (status: string | null, reviewed: boolean | null = null) =>
+      this.reader.list(null, null, null, 1, null, null, null, status, null, reviewed).total;
+    const bytes = this.state.memoryBytes();
+    return { facts: { current: total("current"), replaced: total("replaced"), expired: total("expired") },
+      unreviewed: total(null, false), conflicts: this.review.conflicts(1, null).total,
+      bytes: bytes.vectors + bytes.vocabulary + bytes.text_vectors };
   }
 
   private async route(request: Request): Promise<Response> {
@@ -202,6 +219,7 @@ export class MemoryObject extends DurableObject<Env> {
       },
       "/conflicts/resolve": { POST: async () => conflicts.resolve(await readJson(request), client()) },
       "/stats": { GET: () => ({ ...state.stats(), history: history.status() }) },
+      "/metrics": { GET: () => new Response(this.metrics.text(this.held()), { headers: { "content-type": METRICS_TYPE } }) },
       "/reindex": { POST: () => reindex(state, reader, this.background) },
       "/history": {
         GET: () => {
