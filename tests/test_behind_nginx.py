@@ -1,7 +1,8 @@
 """docs/server.md's nginx configuration, run from Debian's nginx in front of `make serve` on
 loopback, over HTTPS with a certificate made here, with the env file that page gives: the desk
 under /desk/ through it, signed in with secure cookies, HSTS on, the browser's address believed
-only as nginx wrote it."""
+only as nginx wrote it; and Chromium through it signs in, adds a fact, deletes it and undoes the
+delete, and debugs a recall (issue 48's "done when")."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from tests.desk_server import ServedDesk
+from tests.test_browser import browser_type_launch_args  # noqa: F401 (a fixture: Debian's Chromium)
 from tests.memory_service import free_port
 from tests.test_deploy_check import SERVER_MD, server_env
 
@@ -109,3 +111,40 @@ def test_the_sign_in_brake_counts_the_address_nginx_saw_not_one_the_browser_clai
     with sqlite3.connect(desk.home / "dashboard.db") as db:
         keys = {k for (k,) in db.execute("SELECT key FROM dashboard_signinfailures")}
     assert "addr:127.0.0.1" in keys and not any("203.0.113.66" in k for k in keys)
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "ignore_https_errors": True}  # (this test's own certificate)
+
+
+@pytest.mark.browser
+def test_a_browser_through_nginx_under_the_prefix_adds_undoes_and_debugs_a_recall(proxied, page):
+    from playwright.sync_api import expect
+
+    from tests.test_browser import add_fact, fact_id_from_result
+    from tests.test_browser_console import console_errors
+
+    desk, url, _ = proxied
+    errors = console_errors(page)
+    page.set_default_timeout(20_000)
+    page.goto(url + "/desk/")
+    expect(page).to_have_url(re.compile(r"/desk/login/\?next=/desk/$"))
+    page.get_by_label("Username").fill("owner")
+    page.get_by_label("Password").fill(desk.password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(url + "/desk/")
+    add_fact(page, "The owner's bike lock code is kept in the blue notebook.")
+    expect(page.locator("#add-result")).to_contain_text("Added")
+    fid = fact_id_from_result(page)
+    assert page.locator("#add-result a").first.get_attribute("href").startswith("/desk/facts/")
+    page.reload()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#fact-{fid}").get_by_role("link", name="Delete").click()
+    expect(page.locator(f"#fact-{fid}")).to_contain_text("deleted.")
+    page.locator(f"#fact-{fid}").get_by_role("button", name="Undo").click()  # back, through the proxy's htmx
+    expect(page.locator(f"#fact-{fid} td.text")).to_have_text("The owner's bike lock code is kept in the blue notebook.")
+    page.goto(url + "/desk/recall/?q=where+is+the+bike+lock+code")
+    expect(page.locator(f'#columns li[data-fact-id="{fid}"]').first).to_be_visible()
+    assert page.evaluate("getComputedStyle(document.body).fontFamily") != ""  # the hashed stylesheet loaded under /desk/
+    assert errors == []
