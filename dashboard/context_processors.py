@@ -1,6 +1,7 @@
 from django.urls import get_script_prefix, reverse
 
 from .memory import first, known, status
+from .roles import may_change, role_of
 
 # Pages that mean the same in any memory; the switcher keeps them. A fact's own pages do not
 # (#7 here is another fact, or none, there), so they switch to the facts page.
@@ -17,6 +18,15 @@ def memory_status(request):
         return {}
     current = getattr(request, "memory", None) or first()
     return {"memory_status": status(current), "memory_switch": switch_links(request, current)}
+
+
+def role(request):
+    """Whether the person signed in may change anything (a viewer's pages leave out what they may
+    not do; roles.RoleMiddleware refuses it anyway), and their role's name."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"may_change": False}
+    return {"may_change": may_change(user), "role": role_of(user)}
 
 
 def switch_links(request, current: str) -> list[dict]:

@@ -5,6 +5,10 @@ MEMORY_URL is the service's base; the memory NAME is at MEMORY_URL/memories/NAME
 more). Which memory a request is about is request.memory (middleware.MemoryNameMiddleware); the
 functions here take that name as an argument.
 
+Every call names the dashboard and, after a space, the person signed in (`dashboard alice`): the
+memory's history says who did what, and counts it as the owner's review as it counts `dashboard`
+(a name and what follows a space are one client to it: memories/reviewing.py `named`).
+
 A page gets one deadline (MEMORY_TIMEOUT) for all its calls to the memory, set by the
 middleware: httpx's timeouts apply to each read, so a service that trickles a byte every
 couple of seconds would otherwise hold a page for minutes.
@@ -28,7 +32,9 @@ _lock = threading.Lock()
 _clients: dict[tuple, MemoryClient] = {}
 STATUS_TTL = 5.0  # seconds a status banner may be stale; keeps every page to one /health call at most
 _status: dict = {}
-_local = threading.local()  # this request's deadline (time.monotonic()), or None outside a request
+_local = threading.local()  # this request's deadline (time.monotonic()) and person, or None outside a request
+CLIENT = "dashboard"  # X-Memory-Client: what it writes is the owner's review
+MAX_CLIENT = 64  # characters of an X-Memory-Client (docs/memory-api.md, "Who asks")
 
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's and the service's memory names
@@ -120,13 +126,32 @@ def client_key(name: str | None = None) -> tuple:
 
 def memory(name: str | None = None) -> MemoryClient:
     """The client of the memory called `name` (the first configured one if None): one per
-    (URL, secret, name), a new one if MEMORY_URL or MEMORY_SECRET changed."""
+    (URL, secret, name), a new one if MEMORY_URL or MEMORY_SECRET changed; named for the person
+    this request is signed in as."""
     key = client_key(name)
     with _lock:
         if key not in _clients:
             _clients[key] = MemoryClient(key[0], settings.MEMORY_SECRET, timeout=_timeout(),
-                                         transport=DeadlineTransport(), name="dashboard")
-        return _clients[key]
+                                         transport=DeadlineTransport(), name=CLIENT)
+        client = _clients[key]
+    return client.named(client_name()) if getattr(_local, "person", None) else client
+
+
+# -- who is asking --------------------------------------------------------------------------
+
+def speak_for(username: str | None) -> None:
+    """The person this thread's calls are made for, until speak_for(None)."""
+    _local.person = username
+
+
+def client_name(client: str = CLIENT) -> str:
+    """`client` and the person signed in after a space. A name from before the desk's own accounts
+    form (any Unicode letter) is written with backslash escapes: the header takes printable ASCII,
+    and a space would end the client's name."""
+    person = getattr(_local, "person", None)
+    if not person:
+        return client
+    return f"{client} {person.encode('unicode_escape').decode().replace(' ', '_')}"[:MAX_CLIENT]
 
 
 def _timeout() -> httpx.Timeout:

@@ -13,7 +13,8 @@ from django.utils.cache import add_never_cache_headers
 
 from memories.client import InvalidResponse, MemoryServiceError, StatusError, TimedOut, Unauthorized, Unreachable
 
-from .memory import clear_deadline, configured, model_waiting, first, known, mark_down, memory, start_deadline
+from .memory import (clear_deadline, configured, first, known, mark_down, memory, model_waiting, speak_for,
+                     start_deadline)
 from .strip import with_strip
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,15 @@ class MemoryErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        # One deadline for every call this request makes, the status strip's probe included.
+        # One deadline for every call this request makes, the status strip's probe included; each
+        # call names the person signed in, for the memory's history.
         start_deadline(settings.MEMORY_TIMEOUT)
+        speak_for(request.user.get_username() if request.user.is_authenticated else None)
         try:
             return self.get_response(request)
         finally:
             clear_deadline()
+            speak_for(None)
 
     def process_exception(self, request, exception):
         if not isinstance(exception, MemoryServiceError):

@@ -172,3 +172,18 @@ class Calibration(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+
+
+class Account(models.Model):
+    """What a person signed in may do at the desk (dashboard/roles.py): an owner changes, a viewer
+    reads and debugs. Accounts from before roles were given a row as owners (migration 0011); one
+    without a row is an owner if it is a superuser (`ensure_owner`, `createsuperuser`), else a viewer."""
+
+    OWNER, VIEWER = "owner", "viewer"
+    ROLES = [(OWNER, "owner: may change"), (VIEWER, "viewer: reads and debugs")]
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="desk")
+    role = models.CharField(max_length=10, choices=ROLES)
+
+    def __str__(self) -> str:
+        return f"{self.user.get_username()}: {self.role}"

@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "dashboard.middleware.MemoryErrorMiddleware",
     "dashboard.middleware.MemoryNameMiddleware",  # inside the deadline: it may ask the service for its memories
+    "dashboard.roles.RoleMiddleware",  # a viewer's write refused before any view runs
 ]
 
 REQUEST_LOG = env.bool("REQUEST_LOG", default=False)  # `make serve` sets it: one line a request (request_log.py)
@@ -86,6 +87,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "dashboard.context_processors.memory_status",
+                "dashboard.context_processors.role",
             ],
         },
     },

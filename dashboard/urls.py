@@ -1,13 +1,17 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from .views import (account, bulk_delete, calibrate, contradictions, duplicates, evaluate, facts, health, history, imports,
-                    inbox, inbox_resolve, memories, recall, recalls)
+from .views import (account, accounts, bulk_delete, calibrate, contradictions, duplicates, evaluate, facts, health, history,
+                    imports, inbox, inbox_resolve, memories, recall, recalls)
 
 urlpatterns = [
     path("login/", account.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", health.healthz, name="healthz"),
+    path("accounts/", accounts.accounts, name="accounts"),
+    path("accounts/<int:user_id>/role", accounts.account_role, name="account_role"),
+    path("accounts/<int:user_id>/password", accounts.account_password, name="account_password"),
+    path("accounts/<int:user_id>/remove", accounts.account_remove, name="account_remove"),
     path("", facts.fact_list, name="facts"),
     path("memories/new", memories.memory_create, name="memory_create"),
     path("facts/new", facts.fact_add, name="fact_add"),

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-PROCESS_FIXTURES = {"service", "either_service", "worker_host", "folder_service", "fuzz_service"}
+PROCESS_FIXTURES = {"service", "either_service", "worker_host", "folder_service", "fuzz_service", "postgres"}
 STARTS_A_PROCESS = ("Service(", "subprocess", "Popen(")  # in the test's own body
 
 

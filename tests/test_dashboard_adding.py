@@ -79,7 +79,7 @@ def test_a_near_duplicate_can_be_stored_anyway_and_the_history_says_it_was_the_d
     assert new != kept
     with live_memory.client() as api:
         [entry] = api.get("/history", params={"fact_id": new}).json()["entries"]
-    assert entry["client"] == "dashboard" and "client's decision" in entry["note"] and f"#{kept}" in entry["note"]
+    assert entry["client"] == "dashboard owner" and "client's decision" in entry["note"] and f"#{kept}" in entry["note"]
 
 
 def test_an_exact_duplicate_offers_no_store_anyway(owner_client, live_memory):

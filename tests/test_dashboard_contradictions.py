@@ -89,7 +89,7 @@ def test_the_queue_shows_a_pair_side_by_side_marked_dated_and_signed(owner_clien
     assert [m.text for m in row.select(".side.old mark")] == ["Maria", "Lopez"]
     assert [m.text for m in row.select(".side.new mark")] == ["Tom", "Berg"]
     assert row.select_one(".side.old .writer").text == "claude-code 2.1.0"
-    assert row.select_one(".side.new .writer").text == "dashboard"
+    assert row.select_one(".side.new .writer").text == "dashboard owner"
     assert row.select_one(".side.old time")["datetime"] and row.select_one(".side.new time")["datetime"]
     assert "differs in a name" in row.select_one(".score").text
     buttons = [(b["value"], b.text) for b in row.select("form.resolve button")]

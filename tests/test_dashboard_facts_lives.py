@@ -115,7 +115,7 @@ def test_a_facts_page_marks_it_replaced_sets_its_end_and_takes_both_back(owner_c
     with live_memory.client() as api:
         assert api.get(f"/facts/{a}").json()["superseded_by"] == b
         [entry] = api.get("/history", params={"fact_id": a, "limit": 1}).json()["entries"]
-        assert entry["client"] == "dashboard" and entry["note"] == "lifecycle, from its page"
+        assert entry["client"] == "dashboard owner" and entry["note"] == "lifecycle, from its page"
     # b cannot be replaced by a, which it replaced: the memory's refusal, in words.
     loop = owner_client.post(reverse("fact_validity", args=[b]), {"action": "replace", "superseded_by": a}, follow=True)
     assert "Nothing was changed" in soup(loop).select_one("#alerts").text

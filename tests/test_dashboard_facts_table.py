@@ -92,7 +92,7 @@ def test_select_all_matching_deletes_what_the_filters_match_and_undo_all_puts_it
     with live_memory.client() as api:
         assert all(api.get(f"/facts/{i}").status_code == 200 for i in ids)
         restores = [api.get("/history", params={"fact_id": i}).json()["entries"][0] for i in ids]
-    assert {(e["op"], e["client"]) for e in restores} == {("restore", "dashboard")}
+    assert {(e["op"], e["client"]) for e in restores} == {("restore", "dashboard owner")}
 
 
 def test_select_all_matching_stops_at_the_cap_and_says_so(owner_client, live_memory, monkeypatch):

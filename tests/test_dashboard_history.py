@@ -38,7 +38,7 @@ def test_an_agents_writes_are_in_the_audit_log_and_its_delete_in_the_trash_undoa
     assert owner_client.get(reverse("fact_detail", args=[fid])).status_code == 200
     assert text not in page(owner_client.get(reverse("trash"))).text
     entries = page(owner_client.get(reverse("audit"), {"fact": fid})).select("table.history tbody tr")
-    assert entries[0].select("td")[1].text == "dashboard" and entries[0].select("td")[2].text.strip() == "restore"
+    assert entries[0].select("td")[1].text == "dashboard owner" and entries[0].select("td")[2].text.strip() == "restore"
 
 
 def test_a_dashboard_delete_is_in_the_memorys_history_with_its_note(owner_client, live_memory):
@@ -47,7 +47,7 @@ def test_a_dashboard_delete_is_in_the_memorys_history_with_its_note(owner_client
     owner_client.post(reverse("fact_bulk_delete"), {"ids": [fid], "confirm": "yes"})
     with live_memory.client() as api:
         [entry] = api.get("/history", params={"fact_id": fid, "op": "delete"}).json()["entries"]
-    assert entry["client"] == "dashboard" and entry["note"] == "bulk delete of 1"
+    assert entry["client"] == "dashboard owner" and entry["note"] == "bulk delete of 1"
 
 
 def test_the_recalls_page_shows_what_the_agent_got_and_debug_shows_then_and_now(owner_client, live_memory):

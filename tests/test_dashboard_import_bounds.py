@@ -47,8 +47,13 @@ def fake(mock_memory):
 
 @pytest.fixture
 def guest(django_user_model):
+    """Another owner: what keeps them out of an upload is that it is not theirs, not their role."""
+    from dashboard.models import Account
+
+    user = django_user_model.objects.create_user("guest", password="another long password")
+    Account.objects.create(user=user, role=Account.OWNER)
     client = Client()
-    client.force_login(django_user_model.objects.create_user("guest", password="another long password"))
+    client.force_login(user)
     return client
 
 

@@ -109,7 +109,7 @@ def test_a_chatgpt_list_is_read_dry_run_and_imported_as_it_showed(owner_client, 
         assert api.get("/facts", params={"limit": 1}).json()["total"] == before + 7
         assert len(facts) == 7 and all(f["reviewed_at"] is None for f in facts)
         [add] = [e for e in history_of(api, facts[0]["id"]) if e["op"] == "add"]
-        assert add["client"] == "dashboard-import" and add["note"] == "import of chatgpt.txt (chatgpt-list)"
+        assert add["client"] == "dashboard-import owner" and add["note"] == "import of chatgpt.txt (chatgpt-list)"
     inbox = page(owner_client.get(reverse("inbox")))
     shown = {int(li["data-id"]) for li in inbox.select("#inbox-list li.item")}
     assert {f["id"] for f in facts} <= shown

@@ -120,7 +120,7 @@ def test_approve_is_done_in_place_and_undone_from_its_line(owner_client, live_me
     with live_memory.client() as api:
         assert got(api, fid)["reviewed_at"] is not None
         [entry] = api.get("/history", params={"op": "review", "limit": 1}).json()["entries"]
-        assert entry["client"] == "dashboard" and entry["after"]["ids"] == [fid]
+        assert entry["client"] == "dashboard owner" and entry["after"]["ids"] == [fid]
     undo = line.select_one("form.undo")
     back = submit(owner_client, undo)
     again = soup(back).select_one(f"li#inbox-{fid}")

@@ -68,7 +68,7 @@ def test_links_and_redirects_stay_in_the_memory_of_the_page(owner_client, two):
 def test_delete_and_undo_stay_in_their_memory(owner_client, two):
     owner_client.post("/facts/1/delete")
     [entry] = two["default"].history  # the memory's own history keeps the delete, not the dashboard
-    assert entry["op"] == "delete" and entry["client"] == "dashboard" and 1 not in two["default"].facts
+    assert entry["op"] == "delete" and entry["client"] == "dashboard owner" and 1 not in two["default"].facts
     assert two["work"].history == []
     owner_client.get("/")  # shows the flash message
     assert "The trash is empty" in rows(owner_client.get("/m/work/trash/").content.decode())[0]  # not in work's trash

@@ -138,11 +138,12 @@ def test_every_page_says_plainly_when_the_service_misbehaves(owner_client, mock_
                                      "calibrate_step", "calibrate_adopt", "contradiction_resolve", "contradiction_undo",
                                      "contradiction_keep_all", "contradiction_undo_all", "contradiction_setting",
                                      "inbox_delete", "inbox_resolve", "inbox_undo", "inbox_settings", "import",
-                                     "import_job", "import_mapping", "import_dry_run", "import_run", "import_restore", "import_progress"}:
+                                     "import_job", "import_mapping", "import_dry_run", "import_run", "import_restore", "import_progress",
+                                     "accounts", "account_role", "account_password", "account_remove"}:
             continue  # these read the dashboard's own database (or check a name or a number, or write into a
             # set's own memory, or look up an upload kept by the dashboard) first; see below,
             # test_memory_create.py, test_calibration.py, test_dashboard_memories_live.py, test_dashboard_queue_groups.py,
-            # test_dashboard_inbox.py and test_dashboard_imports.py
+            # test_dashboard_inbox.py and test_dashboard_imports.py; the accounts never ask the memory (test_dashboard_accounts.py)
         url = example_url(route)
         for method in ("get", "post"):
             response = getattr(owner_client, method)(url, {"q": "x", "ids": [1], "a": 1, "b": 2, "action": "keep_a",

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def dashboard_process(tmp_path):
-    """The dashboard in a process of its own (runserver is threaded) on a file database, as deployed."""
+    """The dashboard in a process of its own (runserver is threaded) on a file database, as deployed;
+    on PostgreSQL when the tests run there (tests/test_postgres.py: its `desk` database)."""
     import os
     import subprocess
     import sys
@@ -29,6 +30,8 @@ def dashboard_process(tmp_path):
     env = {**os.environ, "SECRET_KEY": "parallel-test-key", "MEMORY_SECRET": "x", "DASHBOARD_ENV_FILE": "/nonexistent",
            "DASHBOARD_DB": str(tmp_path / "dash.db"), "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
     env.pop("DASHBOARD_DATABASE_URL", None)
+    if os.environ.get("DESK_TEST_DATABASE_URL"):
+        env["DASHBOARD_DATABASE_URL"] = os.environ["DESK_TEST_DATABASE_URL"]
     manage = [sys.executable, str(root / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, cwd=root, check=True)
     subprocess.run([*manage, "shell", "-c", "from django.contrib.auth.models import User; "

@@ -83,7 +83,7 @@ def test_the_audit_log_keeps_before_and_after(owner_client, live_memory):
     with live_memory.client() as api:
         entries = history(api, fid)[::-1]  # oldest first
     assert [e["op"] for e in entries] == ["add", "edit", "delete"]
-    assert entries[0]["after"]["text"] == "Leo's bedtime is 8 pm." and entries[0]["client"] == "dashboard"
+    assert entries[0]["after"]["text"] == "Leo's bedtime is 8 pm." and entries[0]["client"] == "dashboard owner"
     assert (entries[1]["before"]["text"], entries[1]["after"]["text"]) == ("Leo's bedtime is 8 pm.", "Leo's bedtime is 8.30 pm.")
     assert entries[2]["before"]["source"] == "x"
     page = owner_client.get(reverse("audit"), {"fact": fid}).content.decode()

@@ -199,7 +199,7 @@ def fact_add(request: HttpRequest) -> HttpResponse:
     similar, proposals = [], []
     if result is not None:
         forget_status()
-        if result.created:  # (the memory's history records it, as "dashboard")
+        if result.created:  # (the memory's history records it, as "dashboard" and the person)
             similar = similar_facts(client, result.fact.id)
             # What the new fact may replace, with the queue's three choices (views/contradictions.py).
             proposals = [proposal_row(replace(p, new=result.fact)) for p in result.conflicts]

@@ -9,8 +9,9 @@ memories.importers.plan, the CLI's own path, with the client as the memory. Betw
 the upload and its plan are a job of dashboard/import_jobs.py, the uploader's only, bounded in
 bytes, read, checked and imported in threads of its own. An upload over IMPORT_MAX_FILE_BYTES is
 refused from its size, before it is read (Django streams an upload over
-FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file). The memory is written as `dashboard-import`, a
-client the memory does not count as the owner's review."""
+FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file). The memory is written as `dashboard-import` and
+the person who imports (`dashboard-import alice`), a client the memory does not count as the
+owner's review."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from memories.importers.backup_file import BackupFile
 from .. import backup_restore
 from .. import import_jobs as jobs
 from ..import_jobs import TABLES, Job
-from ..memory import memory
+from ..memory import client_name, memory
 from ..strip import with_strip
 
 CLIENT = "dashboard-import"  # X-Memory-Client of an import's writes: not the owner's review
@@ -199,7 +200,7 @@ def import_restore(request: HttpRequest, job_id: str) -> HttpResponse:
             messages.warning(request, "This backup can be restored only into an empty memory, once: create a new memory "
                              "and import it there, or import its current facts here with a dry run.")
         else:
-            backup, client = job.parsed, memory(job.memory).named(CLIENT)
+            backup, client = job.parsed, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
                 job.restored = backup_restore.restore(client, backup, progress)
@@ -238,7 +239,7 @@ def import_dry_run(request: HttpRequest, job_id: str) -> HttpResponse:
             messages.warning(request, "There is nothing to check now." if job.parsed is None else
                              "The file is being checked or imported already.")
         else:
-            parsed, client = job.parsed, memory(job.memory).named(CLIENT)
+            parsed, client = job.parsed, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
                 job.plan = planning.dry_run(client, parsed.items, parsed.refused, progress)
@@ -257,7 +258,7 @@ def import_run(request: HttpRequest, job_id: str) -> HttpResponse:
             messages.warning(request, "Run the dry run first: the import stores what it showed."
                              if job.phase in ("read", "failed") else "This file is being checked or imported already.")
         else:
-            plan, client = job.plan, memory(job.memory).named(CLIENT)
+            plan, client = job.plan, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
                 results = planning.run(client, plan, job.note, progress)
