@@ -458,7 +458,8 @@ describe("the routes", () => {
     for (const [path, item] of Object.entries(paths)) {
       for (const method of Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))) {
         const r = await call(`${url}${path.replace("{id}", "1")}`, method.toUpperCase(), method === "get" || method === "delete" ? undefined : {});
-        const body = (await r.json()) as { error?: { message: string } };
+        const json = (r.headers.get("content-type") ?? "").startsWith("application/json");  // (/metrics is Prometheus' text)
+        const body = (json ? await r.json() : { text: await r.text() }) as { error?: { message: string } };
         expect(r.status, `${method} ${path}`).not.toBe(405);
         expect(body.error?.message ?? "", `${method} ${path}`).not.toMatch(/^no route/);
       }
