@@ -91,7 +91,7 @@ def test_passages_from_the_archival_memory_api_keep_their_time_written_with_a_sp
     ]))
     store, merged, _, refused = dry_run_then_import(service, passages, "auto")
     assert (store + merged, refused) == (2, 0)
-    facts = {f["text"]: f for f in api.get("/facts", params={"source_prefix": "import:letta", "limit": 100}).json()["facts"]}
+    facts = {f["text"]: f for f in api.get("/facts", params={"q": "Chad", "limit": 100}).json()["facts"]}  # (beside Evie's)
     seat = facts["Chad prefers the window seat on long flights."]
     assert seat["source"] == "import:letta:travel" and seat["created_at"].startswith("2025-11-06T01:30:07.520938")
     assert facts["Chad's sister Dana lives in Tucson."]["created_at"].startswith("2025-11-07T09:00:00")
