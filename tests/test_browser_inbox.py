@@ -109,6 +109,8 @@ def test_the_owner_clears_an_agents_inbox_by_keyboard(page: Page, live_server, l
     expect(dentist_row.locator(".replaced-note")).to_contain_text("Dr Kowalski")
     expect(page.locator(f"#inbox-{standup} .conflict-note").first).to_contain_text(
         f"May replace #{owners['standup']} “The owner's team standup is at 9:30.” (differs: 9:30 / 9:00)")
+    first = rows.first
+    expect(first).to_have_class(re.compile(r"\bfocused\b"))  # the newest is the focused one (and inbox.js has run)
     page.keyboard.press("?")
     expect(page.locator("#keys")).not_to_have_attribute("open", "")
     page.keyboard.press("?")
@@ -116,8 +118,6 @@ def test_the_owner_clears_an_agents_inbox_by_keyboard(page: Page, live_server, l
     shot(page, "inbox-queue")
     page.evaluate("window.notReloaded = true")
 
-    first = rows.first
-    expect(first).to_have_class(re.compile(r"\bfocused\b"))  # the newest is the focused one
     newest = int(first.get_attribute("data-id"))
     assert newest == ids["The owner keeps receipts in a blue folder."]
 
