@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/scan_bench.py [--rows 1000000] [--queries 100]
 
-One fact type's rows (`memories.rows.Rows`), unit vectors in 20 clusters encoded as the index
+One fact type's rows (`memories.storage.rows.Rows`), unit vectors in 20 clusters encoded as the index
 encodes them. For each query: `Rows.scores` (numkong's exact int8 products) through the pool and
 on one thread, and the kernel it replaced (numpy's cast to float32 and dot, 512 rows at a time)
 for reference, interleaved query by query; then the same with another process spinning on a core.
@@ -26,9 +26,9 @@ import memories  # noqa: E402, F401  (first: it sets OpenBLAS's idle-thread time
 
 import numpy as np  # noqa: E402
 
-from memories import rows as rows_module  # noqa: E402
-from memories.codes import LEVELS, encode, query_code  # noqa: E402
-from memories.rows import Rows  # noqa: E402
+from memories.storage import rows as rows_module  # noqa: E402
+from memories.storage.codes import LEVELS, encode, query_code  # noqa: E402
+from memories.storage.rows import Rows  # noqa: E402
 
 CHUNK = 512  # the replaced kernel's rows a step
 

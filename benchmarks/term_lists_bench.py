@@ -1,4 +1,4 @@
-"""The keyword list from the engine's own term lists (memories/term_lists.py) against FTS5's
+"""The keyword list from the engine's own term lists (memories/storage/term_lists.py) against FTS5's
 bm25() on the same memory: how fast, whether identical, what it holds, what keeping it costs.
 
     .venv/bin/python benchmarks/term_lists_bench.py [--facts 100000] [--queries 200] [--vectors FILE]

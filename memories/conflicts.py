@@ -13,7 +13,7 @@ from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
 from .history import clean_page_cursor
 from .lifecycle import clean_pair, clean_resolution, differences, is_current
 from . import replace_at_once
-from .state import State
+from .storage.state import State
 
 if TYPE_CHECKING:
     from .history import History

@@ -11,7 +11,7 @@ from .dedup import SUBJECT_FLOOR, distinct, same_but_subject, spellings
 from .facts import NEAR_CANDIDATES, Fact, now, text_key
 from .lifecycle import is_current
 from .reading import Reader
-from .state import State
+from .storage.state import State
 
 CURRENT = "(valid_until IS NULL OR valid_until > ?)"
 

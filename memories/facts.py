@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-from .vectors import TYPES
+from .storage.vectors import TYPES
 
 MAX_TEXT = 8000
 MAX_SOURCE = 200

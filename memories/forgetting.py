@@ -14,8 +14,8 @@ import sqlite3
 
 from .recall import vocabulary_words
 from .recall_log import RecallLog
-from .state import State
-from .vocabulary import words_of
+from .storage.state import State
+from .storage.vocabulary import words_of
 
 
 def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:

@@ -17,8 +17,8 @@ from .facts import (FACT_COLUMNS, MAX_FILTER, MAX_SOURCE, ORDERS, Fact, InvalidI
 from .history import client_matches
 from .lifecycle import clean_as_of, clean_status, status_filter
 from .recall import idf, information, quote
-from .state import State
-from .term_lists import averages, tokens_of, varint
+from .storage.state import State
+from .storage.term_lists import averages, tokens_of, varint
 
 log = logging.getLogger(__name__)
 

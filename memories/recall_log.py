@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 
 from .facts import InvalidInput, NotFound, StoreError, now, valid_unicode
 from .history import clean_page_cursor, client_matches
-from .migrations import transaction
-from .state import State
+from .storage.migrations import transaction
+from .storage.state import State
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ import numpy as np
 
 from .dedup import distinct
 from .facts import Fact, MemoryFull, clean_type
-from .pairs import top
+from .storage.pairs import top
 from .reading import Reader
-from .state import State
-from .vectors import TYPES
+from .storage.state import State
+from .storage.vectors import TYPES
 
 
 class Review:

@@ -28,7 +28,7 @@ from .lifecycle import hidden as hidden_sql
 from .outdated import newer_first, older_of
 from .reading import Reader
 from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via
-from .state import State
+from .storage.state import State
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from .background import Background
+from .storage.background import Background
 from . import replace_at_once, reviewing
 from .conflicts import Conflicts, pairs_of
 from .embeddings import Embedder
@@ -39,8 +39,8 @@ from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .recall_log import RecallEntry, RecallLog
 from .review import Review
 from .searching import Searcher
-from .state import State
-from .reindexing import reindex
+from .storage.state import State
+from .storage.reindexing import reindex
 from .undo import Undo
 from .writing import Writer
 

@@ -11,7 +11,7 @@ from . import replacing
 from .conflicts import Conflicts, put_pairs
 from .facts import AlreadyUndone, ChangedSince, Fact, InvalidInput
 from .history import Entry
-from .state import State
+from .storage.state import State
 from .writing import Writer
 
 CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite

@@ -80,7 +80,7 @@ def test_help(args):
 def test_import_into_a_file_closes_the_memory_as_serve_does(tmp_path, monkeypatch):
     # The snapshot is written and the change log pruned to it: the next open reads one file,
     # and a later database at this path cannot mistake the log for its own.
-    from memories import snapshot
+    from memories.storage import snapshot
 
     monkeypatch.setattr(snapshot, "MIN_FACTS", 1)
     monkeypatch.setenv("MEMORY_EMBEDDER", "tests.fakes:hash_embedder")

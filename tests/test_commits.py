@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from memories.migrations import CommitFailed, migrate
+from memories.storage.migrations import CommitFailed, migrate
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 from tests.memory_service import ROOT

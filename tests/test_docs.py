@@ -137,7 +137,7 @@ def test_every_make_target_the_docs_name_exists():
 def settings_read() -> set[str]:
     """Every environment variable the code reads as a setting."""
     names = set(re.findall(r'env\.[a-z]+\("([A-Z_]+)"', (ROOT / "dashboard" / "settings.py").read_text()))
-    for path in [*(ROOT / "memories").glob("*.py"), ROOT / "scripts" / "run.py", ROOT / "scripts" / "serve.py"]:
+    for path in [*(ROOT / "memories").rglob("*.py"), ROOT / "scripts" / "run.py", ROOT / "scripts" / "serve.py"]:
         text = path.read_text(encoding="utf-8")
         names |= set(re.findall(r'(?:environ\.get|env_float|env_number)\(\s*"([A-Z_]+)"', text))
         names |= set(re.findall(r'env\["([A-Z_]+)"\]', text))

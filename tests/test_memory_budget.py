@@ -17,8 +17,8 @@ import pytest
 from benchmarks import synthetic
 from memories.facts import MemoryFull
 from memories.store import Memory
-from memories.codes import block_sizes
-from memories.vectors import INT_BYTES
+from memories.storage.codes import block_sizes
+from memories.storage.vectors import INT_BYTES
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
 from tests.worker_service import WorkerHost

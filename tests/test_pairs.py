@@ -6,11 +6,11 @@ import sqlite3
 import numpy as np
 import pytest
 
-from memories import snapshot
-from memories.pairs import top, unpack
+from memories.storage import snapshot
+from memories.storage.pairs import top, unpack
 from memories.facts import DEFAULT_FLOOR
 from memories.store import Memory
-from memories.vectors import TYPES
+from memories.storage.vectors import TYPES
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service
 
@@ -134,7 +134,7 @@ def test_a_snapshot_opens_the_memory_and_is_patched_from_the_change_log(tmp_path
     other.edit(victim.id, type="log" if victim.type != "log" else "fact")
     other.db.close()  # killed: no new snapshot
     loaded = []
-    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
+    monkeypatch.setattr("memories.storage.state.VectorIndex.of", lambda *a: loaded.append(1))  # the table must not be read whole
     again = Memory(db, HashEmbedder(16))
     assert not loaded and again.stats()["consistent"]
     assert again.vectors.type_of(victim.id) != victim.type

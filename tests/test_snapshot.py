@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from memories import snapshot
+from memories.storage import snapshot
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 from tests.memory_service import ROOT
@@ -59,7 +59,7 @@ def test_stats_catches_a_matrix_row_that_disagrees_with_its_table_row(tmp_path):
 
 SAVER = """
 import random, sys, time
-from memories import snapshot
+from memories.storage import snapshot
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 snapshot.MIN_FACTS = 1

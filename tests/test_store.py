@@ -368,7 +368,7 @@ def test_pairs_and_nearest_are_the_same_across_many_tiles(fake_memory, monkeypat
         return total, sorted((p["a"]["id"], p["b"]["id"], round(p["score"], 5)) for p in found)
 
     whole_pairs, whole_nearest = pairs(), fake_memory.nearest()
-    monkeypatch.setattr("memories.allpairs.BLOCK", 7)  # many tiles, ragged edges
+    monkeypatch.setattr("memories.storage.allpairs.BLOCK", 7)  # many tiles, ragged edges
     assert pairs() == whole_pairs and whole_pairs[0] > 50
     tiled = dict(fake_memory.nearest())
     assert tiled.keys() == dict(whole_nearest).keys()

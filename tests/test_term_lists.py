@@ -9,7 +9,7 @@ import pytest
 
 from memories.recall import quote
 from memories.store import Memory
-from memories.term_lists import TermLists, varints
+from memories.storage.term_lists import TermLists, varints
 from tests.fakes import HashEmbedder
 
 WORDS = ("tea coffee jazz chess cycling sushi hiking opera tennis pottery sailing baking poetry yoga lisbon berlin "
@@ -251,7 +251,7 @@ def test_a_fact_longer_than_127_tokens_has_its_length_read_whole(filled):
 
 
 def test_a_term_in_too_many_facts_is_left_to_fts5_and_never_read(filled, monkeypatch):
-    from memories import term_lists
+    from memories.storage import term_lists
 
     monkeypatch.setattr(term_lists, "MOST_POSTINGS", 60)  # "tea" is in far more of the 400
     lists = filled.state.term_lists

@@ -10,11 +10,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from memories import codes, snapshot
-from memories.codes import ROWS, block_sizes, encode
-from memories.rows import POOL_BLOCKS, Rows, dict_bytes
+from memories.storage import codes, snapshot
+from memories.storage.codes import ROWS, block_sizes, encode
+from memories.storage.rows import POOL_BLOCKS, Rows, dict_bytes
 from memories.store import Memory
-from memories.vectors import TYPE_CODE, TYPES, VectorIndex
+from memories.storage.vectors import TYPE_CODE, TYPES, VectorIndex
 from tests.fakes import HashEmbedder
 
 
@@ -112,7 +112,7 @@ def test_threshold_queries_find_every_row_exact_search_finds_even_right_at_the_t
 def test_every_pair_at_or_above_the_threshold_and_none_below(data, monkeypatch):
     ids, types, m, _, rng, _ = data
     index = index_of(ids, types, m)
-    monkeypatch.setattr("memories.allpairs.BLOCK", 256)  # many tiles, most skipped
+    monkeypatch.setattr("memories.storage.allpairs.BLOCK", 256)  # many tiles, most skipped
     for t in TYPES:
         mine = np.flatnonzero(types == TYPE_CODE[t])
         ref = exact(m[mine], m[mine])
@@ -220,7 +220,7 @@ def test_without_the_bound_the_codes_alone_would_miss_rows(monkeypatch):
     m = vectors("clustered", 2000, 384, rng)
     ids = np.arange(1, 2001, dtype=np.int64)
     index = index_of(ids, np.zeros(2000, np.int8), m)
-    monkeypatch.setattr("memories.vectors.bound", lambda params, q1, q2, dims, r1: np.zeros(np.broadcast_shapes(np.shape(params)[:-1], np.shape(q1))))
+    monkeypatch.setattr("memories.storage.vectors.bound", lambda params, q1, q2, dims, r1: np.zeros(np.broadcast_shapes(np.shape(params)[:-1], np.shape(q1))))
     missed = 0
     for q in m[:50]:
         least = float(np.sort(exact(m, q))[-20])
@@ -329,7 +329,7 @@ def test_the_snapshot_round_trips_the_codes(tmp_path, monkeypatch):
         assert [len(c) for c in codes_] == block_sizes(part.n)
         assert all(np.array_equal(a[: len(b)], b) for a, (_, b, _) in zip(codes_, part.blocks()))
         assert all(np.array_equal(a[: len(b)], b) for a, (_, _, b) in zip(params, part.blocks()))
-    monkeypatch.setattr("memories.state.VectorIndex.of", lambda *a: pytest.fail("read the table"))
+    monkeypatch.setattr("memories.storage.state.VectorIndex.of", lambda *a: pytest.fail("read the table"))
     again = Memory(db, HashEmbedder(16))
     assert answers(again) == before and again.stats()["consistent"]
     again.close()

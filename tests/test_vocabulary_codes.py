@@ -1,12 +1,12 @@
-"""The vocabulary held as int8 codes (memories/vocabulary.py): the closest words are exact
+"""The vocabulary held as int8 codes (memories/storage/vocabulary.py): the closest words are exact
 search's, read again from the table; its snapshot is taken only while it is the table's."""
 
 import numpy as np
 
-from memories import snapshot
-from memories.codes import exact
+from memories.storage import snapshot
+from memories.storage.codes import exact
 from memories.store import Memory
-from memories.vocabulary import CANDIDATES, Vocabulary
+from memories.storage.vocabulary import CANDIDATES, Vocabulary
 from tests.fakes import HashEmbedder
 
 

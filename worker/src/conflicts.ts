@@ -9,8 +9,8 @@ import type { History } from "./history";
 import { invalid } from "./http";
 import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "./lifecycle";
 import type { Reader } from "./reading";
-import { Part, type State } from "./state";
-import { dot } from "./vector_math";
+import { Part, type State } from "./storage/state";
+import { dot } from "./storage/vector_math";
 import type { Writer } from "./writing";
 
 export const RESTORED_PAIR = "from a backup: the pair as it was resolved";

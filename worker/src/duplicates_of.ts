@@ -5,9 +5,9 @@ import { distinct, sameButSubject, spellings, SUBJECT_FLOOR } from "./dedup";
 import { type Fact, stamp } from "./facts";
 import { currentClosest } from "./lifecycle";
 import type { Reader } from "./reading";
-import { Part, type State } from "./state";
+import { Part, type State } from "./storage/state";
 import { textKey } from "./text";
-import type { FactType } from "./vectors";
+import type { FactType } from "./storage/vectors";
 
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 

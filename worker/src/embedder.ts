@@ -1,7 +1,7 @@
 // Where vectors come from: Workers AI in production, or an HTTP embedder (the Python package's
 // `python -m memories embed-server`, the same model the local service runs) for local runs.
 
-import { normalise } from "./vector_math";
+import { normalise } from "./storage/vector_math";
 
 export interface Embedder {
   model: string;

@@ -4,7 +4,7 @@
 
 import { invalid, tooLarge, wellFormed } from "./http";
 import { strip } from "./text";
-import { type FactType, TYPES } from "./vectors";
+import { type FactType, TYPES } from "./storage/vectors";
 
 export const MAX_TEXT = 8000;
 export const MAX_SOURCE = 200;

@@ -8,7 +8,7 @@
 
 import { vocabularyWords } from "./recall";
 import type { RecallLog } from "./recall_log";
-import type { State } from "./state";
+import type { State } from "./storage/state";
 import { casefold } from "./text";
 
 /** The history entries removed. Words another fact holds stay; so do a fact's own while it is

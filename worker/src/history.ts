@@ -6,7 +6,7 @@
 import { type Fact, MAX_CLIENT, stamp } from "./facts";
 import type { Fusion } from "./recall";
 import { HttpError, invalid, notFound } from "./http";
-import { Part, type State } from "./state";
+import { Part, type State } from "./storage/state";
 
 export { MAX_CLIENT };  // (kept in facts.ts, so reviewing.ts reads it without a cycle through state.ts)
 

@@ -6,7 +6,7 @@
 
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
-import { Background } from "./background";
+import { Background } from "./storage/background";
 import { Conflicts } from "./conflicts";
 import { directory, noMemory } from "./directory";
 import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
@@ -16,14 +16,14 @@ import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./http";
 import { Reader } from "./reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall_log";
-import { reindex } from "./reindexing";
+import { reindex } from "./storage/reindexing";
 import { DEFAULT as PROPOSE, cleanMode } from "./replace_at_once";
 import { Review } from "./review";
 import { cleanReview, isDefault } from "./reviewing";
-import { migrate } from "./schema";
+import { migrate } from "./storage/schema";
 import { Searcher, fusionParam } from "./searching";
 import { settingsAnswer } from "./settings";
-import { State, envCount } from "./state";
+import { State, envCount } from "./storage/state";
 import { textKey } from "./text";
 import { Undo } from "./undo";
 import { Writer } from "./writing";

@@ -2,7 +2,7 @@
 // keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
 // query matches, and a text's tokens as the FTS index sees them.
 
-import { byKey } from "./by_key";
+import { byKey } from "./storage/by_key";
 import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
 import { clientMatches } from "./history";
 import { invalid, notFound, wellFormed } from "./http";
@@ -11,9 +11,9 @@ import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
 import { casefold } from "./text";
 import { idf, information } from "./recall";
 import type { Expansion } from "./searching";
-import { Part } from "./state";
-import { factCount, having } from "./term_counts";
-import { type FactType, TYPES } from "./vectors";
+import { Part } from "./storage/state";
+import { factCount, having } from "./storage/term_counts";
+import { type FactType, TYPES } from "./storage/vectors";
 
 const JOINED_COLUMNS = FACT_COLUMNS.split(", ").map((c) => `t.${c}`).join(", ");  // a fact's, as by_key.ts names its table
 

@@ -8,7 +8,7 @@ import { chars, stamp } from "./facts";
 import { invalid, notFound, wellFormed } from "./http";
 import { cleanPageCursor, clientMatches } from "./history";
 import type { Fusion } from "./recall";
-import { Part, type State } from "./state";
+import { Part, type State } from "./storage/state";
 
 export const DEFAULT_KEEP = 2_000;
 const MAX_FILTER = 1_000;  // a `q` filter, in characters

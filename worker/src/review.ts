@@ -12,8 +12,8 @@ import { cleanPageCursor } from "./history";
 import { HttpError } from "./http";
 import type { Reader } from "./reading";
 import { DONE as REPLACED } from "./replace_at_once";
-import { Part, type State } from "./state";
-import { type FactType, TYPES } from "./vectors";
+import { Part, type State } from "./storage/state";
+import { type FactType, TYPES } from "./storage/vectors";
 
 const RETRY_AFTER = 5;  // seconds: a few slices of the fill, one an alarm
 

@@ -5,7 +5,7 @@
 
 import { editedAfter } from "./history";
 import { newerFirst, olderOf } from "./outdated";
-import type { Background } from "./background";
+import type { Background } from "./storage/background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
 import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
 import { type Clause, cleanAsOf, hidden as hiddenBy, isCurrent, leaveOut as leavingOut } from "./lifecycle";
@@ -15,9 +15,9 @@ import {
 } from "./recall";
 import type { Reader } from "./reading";
 import type { Answer } from "./recall_log";
-import { Part, type State } from "./state";
-import { dot } from "./vector_math";
-import type { FactType } from "./vectors";
+import { Part, type State } from "./storage/state";
+import { dot } from "./storage/vector_math";
+import type { FactType } from "./storage/vectors";
 
 // hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
 const MODES = ["hybrid", "keyword", "vector"] as const;

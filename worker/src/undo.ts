@@ -13,7 +13,7 @@ import type { Pair } from "./lifecycle";
 import type { Reader } from "./reading";
 import { type Replaced, check, refusal, replace, settle, unreplace } from "./replacing";
 import { sameJson } from "./settings";
-import { Part, type State } from "./state";
+import { Part, type State } from "./storage/state";
 import type { Writer } from "./writing";
 
 // What an undo of an edit puts back, so what it would overwrite (undo.py CHANGED_FIELDS).

@@ -22,13 +22,13 @@ import type { Fusion } from "./recall";
 import type { Reader } from "./reading";
 import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
-import { embedLacking } from "./reindexing";
+import { embedLacking } from "./storage/reindexing";
 import { cleanIds, reviewedBy } from "./reviewing";
 import { sameJson } from "./settings";
-import { Part, type State, toBlob } from "./state";
+import { Part, type State, toBlob } from "./storage/state";
 import { textKey } from "./text";
-import { dot } from "./vector_math";
-import { type FactType, type Top } from "./vectors";
+import { dot } from "./storage/vector_math";
+import { type FactType, type Top } from "./storage/vectors";
 
 
 /** A fact a batch stored inside its transaction, for the matrix once that commits. */

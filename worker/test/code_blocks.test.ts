@@ -4,8 +4,8 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MemoryObject } from "../src/memory";
-import type { State } from "../src/state";
-import { BLOCK, type VectorIndex } from "../src/vectors";
+import type { State } from "../src/storage/state";
+import { BLOCK, type VectorIndex } from "../src/storage/vectors";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;

@@ -4,7 +4,7 @@ import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { MemoryObject } from "../src/memory";
-import { migrate } from "../src/schema";
+import { migrate } from "../src/storage/schema";
 
 const env = testEnv as unknown as Env;
 const headers = { "x-memory-secret": "test-secret", "content-type": "application/json" };

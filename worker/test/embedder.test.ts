@@ -5,7 +5,7 @@ import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AI_MODELS, AI_RETRY_MS, AiEmbedder, RateLimited, faultOf, head, makeEmbedder } from "../src/embedder";
 import type { MemoryObject } from "../src/memory";
-import type { State } from "../src/state";
+import type { State } from "../src/storage/state";
 import { FakeAi, bagOfWords } from "./fake_ai";
 import { created } from "./memories";
 

@@ -1,7 +1,7 @@
 // A memory filled straight into its tables, and the rows a piece of work reads there: what the
 // rows-read tests (keyword_top, recall_rows) measure, one copy so a fix reaches both.
 import type { MemoryObject } from "../src/memory";
-import { TYPES } from "../src/vectors";
+import { TYPES } from "../src/storage/vectors";
 
 const WORDS = "apple river mountain coffee garden window silver purple ocean forest planet rocket violin basket candle mirror pencil ladder tunnel castle".split(" ");
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/lifecycle.json";
 import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSE_MOST, differences, proposals } from "../src/lifecycle";
 import type { MemoryObject } from "../src/memory";
-import { MIGRATIONS, migrate } from "../src/schema";
+import { MIGRATIONS, migrate } from "../src/storage/schema";
 import { bagOfWords } from "./fake_ai";
 import { created } from "./memories";
 

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import worker, { memoryOf } from "../src/index";
 import { cleanTime } from "../src/facts";
 import type { MemoryObject } from "../src/memory";
-import { DEFAULT_BUDGET, type State } from "../src/state";
-import { BLOCK, FACT_BITS, MAP_ENTRY_BYTES } from "../src/vectors";
+import { DEFAULT_BUDGET, type State } from "../src/storage/state";
+import { BLOCK, FACT_BITS, MAP_ENTRY_BYTES } from "../src/storage/vectors";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;  // the bindings of wrangler.jsonc and vitest.config.ts

@@ -2,7 +2,7 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
-import { TYPES } from "../src/vectors";
+import { TYPES } from "../src/storage/vectors";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;

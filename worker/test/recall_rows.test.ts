@@ -4,8 +4,8 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
-import { type FactType, TYPES } from "../src/vectors";
-import { vectorsById } from "../src/by_key";
+import { type FactType, TYPES } from "../src/storage/vectors";
+import { vectorsById } from "../src/storage/by_key";
 import { varint } from "../src/reading";
 import { fill, readBy, rowsRead } from "./filled";
 import { created } from "./memories";

@@ -7,7 +7,7 @@
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MemoryObject } from "../src/memory";
-import { MIGRATIONS, migrate } from "../src/schema";
+import { MIGRATIONS, migrate } from "../src/storage/schema";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;

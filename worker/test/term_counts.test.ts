@@ -1,11 +1,11 @@
-// How many facts hold a term and how many facts there are (src/term_counts.ts): the stemmer is
+// How many facts hold a term and how many facts there are (src/storage/term_counts.ts): the stemmer is
 // FTS5's own on every English word of the model's vocabulary, and the counts stay what count(*)
 // reads through every kind of write.
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import tokenizer from "../../memories/model/tokenizer.json";
 import type { MemoryObject } from "../src/memory";
-import { factCount, having, stem } from "../src/term_counts";
+import { factCount, having, stem } from "../src/storage/term_counts";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;

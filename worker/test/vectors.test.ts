@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { dot, encode, normalise } from "../src/vector_math";
-import { BLOCK, type FactType, MAP_ENTRY_BYTES, ROW_BYTES, TYPES, VectorIndex } from "../src/vectors";
-import { CANDIDATES, WORD_BITS, WORD_RESCORE } from "../src/vocabulary";
+import { dot, encode, normalise } from "../src/storage/vector_math";
+import { BLOCK, type FactType, MAP_ENTRY_BYTES, ROW_BYTES, TYPES, VectorIndex } from "../src/storage/vectors";
+import { CANDIDATES, WORD_BITS, WORD_RESCORE } from "../src/storage/vocabulary";
 
 const v = (...xs: number[]) => normalise(xs);
 

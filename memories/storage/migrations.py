@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .facts import StoreError
+from ..facts import StoreError
 
 MIGRATIONS: list[str] = [
     # 1: facts are the source of truth; the FTS index and the vectors are derived from them

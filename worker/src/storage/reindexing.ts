@@ -1,12 +1,12 @@
-// Reindex (memories/reindexing.py): the FTS index, every vector, the pairs and the vocabulary
+// Reindex (memories/storage/reindexing.py): the FTS index, every vector, the pairs and the vocabulary
 // rebuilt from the rows (after a model change, say), and the rebuilds the background work
 // (background.ts) shares: the pairs reset to be filled in again, the vocabulary as the facts'
 // words, and the vectors of the words it lacks, which the writes (writing.ts) embed through too.
 
 import type { Background } from "./background";
-import { MAX_BATCH } from "./facts";
-import type { Reader } from "./reading";
-import { vocabularyWords } from "./recall";
+import { MAX_BATCH } from "../facts";
+import type { Reader } from "../reading";
+import { vocabularyWords } from "../recall";
 import { type State, toBlob } from "./state";
 
 /** POST /reindex (reindexing.py `reindex`): every fact embedded again, a batch at a time before

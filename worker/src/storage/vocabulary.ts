@@ -1,5 +1,5 @@
 // The memory's own words, each embedded alone: what a query term expands to (recall.ts
-// `expand`), as memories/vocabulary.py keeps them. A word joins in the transaction of the first
+// `expand`), as memories/storage/vocabulary.py keeps them. A word joins in the transaction of the first
 // fact that holds it and stays (a word no fact holds any more matches nothing, and recall drops
 // it). The table is the truth: it answers which words are new and what a word's vector is; in
 // memory are only the words' compact codes (vectors.ts), keyed by their row id in the table, for
@@ -8,7 +8,7 @@
 // fail, the index is read again from what storage rolled back to.
 
 import { byKey, vectorsById } from "./by_key";
-import { vocabularyWords } from "./recall";
+import { vocabularyWords } from "../recall";
 import { VectorIndex } from "./vectors";
 
 export const CANDIDATES = 8;  // closest words per query term handed to `expand`, which keeps at most 3

@@ -1,4 +1,4 @@
-// What the object holds of its storage (memories/state.py): the SQLite handle and its meta
+// What the object holds of its storage (memories/storage/state.py): the SQLite handle and its meta
 // table, the model, the fact matrix and the vocabulary (read from their stored blocks,
 // code_blocks.ts, or built from the tables), how a write changes them, and whether the two still
 // agree (stats). One State is shared by the parts of the object (reading.ts, writing.ts,
@@ -6,13 +6,13 @@
 
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
 import { vectorsById } from "./by_key";
-import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "./embedder";
-import { HttpError } from "./http";
-import { type Fusion } from "./recall";
-import { DEFAULT as PROPOSE, type Mode } from "./replace_at_once";
-import { type ReviewSetting, defaultReview, isDefault } from "./reviewing";
-import { type Sources, processNumbers } from "./settings";
-import { TextVectors } from "./text_vectors";
+import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../embedder";
+import { HttpError } from "../http";
+import { type Fusion } from "../recall";
+import { DEFAULT as PROPOSE, type Mode } from "../replace_at_once";
+import { type ReviewSetting, defaultReview, isDefault } from "../reviewing";
+import { type Sources, processNumbers } from "../settings";
+import { TextVectors } from "../text_vectors";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";
 

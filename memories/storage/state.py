@@ -32,16 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import replace_at_once, snapshot
-from .embeddings import Embedder
-from .facts import MemoryFull, StoreError, Unavailable, now
+from .. import replace_at_once
+from . import snapshot
+from ..embeddings import Embedder
+from ..facts import MemoryFull, StoreError, Unavailable, now
 from .codes import encode
 from .migrations import migrate, transaction
-from .models import numbers_for
+from ..models import numbers_for
 from .pairs import Pairs
-from .recall import Fusion
+from ..recall import Fusion
 from .term_lists import TermLists
-from .text_vectors import TextVectors
+from ..text_vectors import TextVectors
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary
 
@@ -173,7 +174,7 @@ class State:
         when the review is "before"), inside a read the caller holds. Kept between recalls while no
         write was recorded (the history's last id: every write records one, any process's) and no
         valid_until has passed since: the same tuple, so the index looks its rows up once."""
-        from .lifecycle import hidden
+        from ..lifecycle import hidden
 
         at = now()
         marker = (self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'history'").fetchone(), self.review["mode"])

@@ -1,11 +1,11 @@
-// Work the object does in the background (memories/background.py): filling in the pairs table
+// Work the object does in the background (memories/storage/background.py): filling in the pairs table
 // for facts stored before it (one slice per alarm) and building the vocabulary of a memory
 // from before it. Both write through the steps the writes and reindex use (writing.ts, reindexing.ts).
 
 import { embedLacking, factWords, rebuildVocabulary, resetPairs } from "./reindexing";
 import { Part } from "./state";
 import type { FactType } from "./vectors";
-import { storePairs } from "./writing";
+import { storePairs } from "../writing";
 
 // The pairs of facts stored before the table are filled in slices of about this many
 // multiply-adds (a second or two of JavaScript), one slice per alarm, so no event runs long.

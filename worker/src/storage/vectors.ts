@@ -1,4 +1,4 @@
-// The in-memory index that cosine search runs over, as memories/vectors.py keeps it: rows
+// The in-memory index that cosine search runs over, as memories/storage/vectors.py keeps it: rows
 // L2-normalised (cosine is a dot product), a deleted row filled by the last one. The object
 // changes it at the end of the SQLite write that changes its vectors, in the same transaction
 // (state.ts `transact`).

@@ -1,4 +1,4 @@
-// Numbered, append-only migrations of the object's own SQLite, as memories/migrations.py keeps
+// Numbered, append-only migrations of the object's own SQLite, as memories/storage/migrations.py keeps
 // the local memory's: never edit one that has shipped; add the next.
 
 export const MIGRATIONS: string[] = [
@@ -27,7 +27,7 @@ export const MIGRATIONS: string[] = [
    CREATE VIRTUAL TABLE probe USING fts5(text, tokenize = 'porter unicode61');
    CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance);
    CREATE VIRTUAL TABLE fts_terms USING fts5vocab(facts_fts, instance);`,
-  // 2: near-duplicate pairs kept on write, as migration 2 of memories/migrations.py: each
+  // 2: near-duplicate pairs kept on write, as migration 2 of memories/storage/migrations.py: each
   // same-type pair at or above the review floor, once (a < b), written in the same transaction
   // as the fact it comes from. `meta` holds the floor they are kept at and how far the pairs
   // of facts stored before this table have been filled in (background.ts `fillPairs`).
@@ -42,7 +42,7 @@ export const MIGRATIONS: string[] = [
    CREATE INDEX pairs_score ON pairs (score DESC, type);
    CREATE TABLE meta (key TEXT PRIMARY KEY, value);`,
   // 3: the vocabulary that query terms expand to (vocabulary.ts), as migration 4 of
-  // memories/migrations.py. The object fills it from the facts when it opens a memory from
+  // memories/storage/migrations.py. The object fills it from the facts when it opens a memory from
   // before it, or one whose words another model embedded (background.ts `vocabulary`).
   `CREATE TABLE words (
      id INTEGER PRIMARY KEY,
@@ -52,7 +52,7 @@ export const MIGRATIONS: string[] = [
    );`,
   // 4: what was done to the memory, by which client (history.ts), written in the same
   // transaction as each write; and the recall log (recall_log.ts), as migration 5 of
-  // memories/migrations.py. Both keep their newest rows only, trimmed by id in the transaction
+  // memories/storage/migrations.py. Both keep their newest rows only, trimmed by id in the transaction
   // that adds one. The memory's own recall settings live in meta ('settings').
   `CREATE TABLE history (
      id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -80,7 +80,7 @@ export const MIGRATIONS: string[] = [
      ms REAL NOT NULL
    );`,
   // 5: GET /facts?order=updated (and updated_asc, read backwards) walks this instead of sorting
-  // every matching fact, as migration 6 of memories/migrations.py.
+  // every matching fact, as migration 6 of memories/storage/migrations.py.
   `CREATE INDEX facts_updated ON facts (updated_at DESC, id DESC);`,
   // 6: the codes held in memory (vectors.ts) of the facts and of the words, a row a block of
   // 256 rows, written in the transaction of each write that changes them, so a start reads these
@@ -98,7 +98,7 @@ export const MIGRATIONS: string[] = [
   // 7: the trash (the history's deletes) is pruned apart from the other entries (history.ts
   // `record`), which finds the newest deletes by this index.
   `CREATE INDEX history_op ON history (op, id);`,
-  // 8: the fact lifecycle (lifecycle.ts), as migration 9 of memories/migrations.py: a fact stops
+  // 8: the fact lifecycle (lifecycle.ts), as migration 9 of memories/storage/migrations.py: a fact stops
   // being current at its valid_until and names the fact that replaced it; every existing fact
   // stays current. Recall leaves out the facts past their valid_until, found by facts_valid
   // (partial: current facts are not in it). `conflicts` holds each proposal a write made (old:
@@ -118,7 +118,7 @@ export const MIGRATIONS: string[] = [
    );
    CREATE INDEX conflicts_old ON conflicts (old);
    CREATE INDEX conflicts_new ON conflicts (new);`,
-  // 9: the owner's review (reviewing.ts), as migration 10 of memories/migrations.py: when the
+  // 9: the owner's review (reviewing.ts), as migration 10 of memories/storage/migrations.py: when the
   // owner looked at a fact, or NULL. The facts already there were the owner's to see before the
   // inbox existed: reviewed at their creation. The inbox walks facts_unreviewed (partial: it
   // holds the unreviewed only), and so does recall when the review is "before" (lifecycle.ts `hidden`).
@@ -136,7 +136,7 @@ export const MIGRATIONS: string[] = [
    CREATE TRIGGER fact_counted AFTER INSERT ON facts BEGIN UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;
    CREATE TRIGGER fact_uncounted AFTER DELETE ON facts BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; END;
    CREATE TRIGGER fact_recounted AFTER UPDATE OF type ON facts WHEN OLD.type IS NOT NEW.type BEGIN UPDATE fact_counts SET n = n - 1 WHERE type = OLD.type; UPDATE fact_counts SET n = n + 1 WHERE type = NEW.type; END;`,
-  // 11: a replaced fact's own validity (replacing.ts), as migration 11 of memories/migrations.py,
+  // 11: a replaced fact's own validity (replacing.ts), as migration 11 of memories/storage/migrations.py,
   // so taking the replacement back gives it back exactly. Facts replaced before this kept none:
   // NULL, no end of their own. facts_superseded_by finds what a fact replaces (partial: only those).
   `ALTER TABLE facts ADD COLUMN own_valid_until TEXT;
