@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.recall import DEFAULT, SEED  # noqa: E402
 from memories.store import Memory  # noqa: E402
 

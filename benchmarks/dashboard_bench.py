@@ -25,7 +25,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
 import synthetic  # noqa: E402
 
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from tests.memory_service import Service  # noqa: E402
 

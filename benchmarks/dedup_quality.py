@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memories.dedup import distinct  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 
 PAIRS = ROOT / "memories" / "data" / "dedup_pairs.json"
 

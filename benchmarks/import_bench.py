@@ -27,7 +27,7 @@ import synthetic  # noqa: E402
 
 from memories import importers  # noqa: E402
 from memories.cli import IMPORT_BATCH, LocalWrites  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.importers import plan as planning  # noqa: E402
 from memories.store import Memory  # noqa: E402
 

@@ -40,7 +40,7 @@ from benchmarks.ablation import SEEN as EVAL_SEEN  # noqa: E402
 from benchmarks.ablation import UNSEEN as EVAL_UNSEEN  # noqa: E402
 from benchmarks.ablation import load  # noqa: E402
 from memories import outdated  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from tests.memory_folder import FolderService  # noqa: E402
 from tests.worker_service import WorkerHost  # noqa: E402
 

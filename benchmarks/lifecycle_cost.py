@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 
 from memories import writing  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 

@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 
 from memories.cli import IMPORT_BATCH  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from tests.memory_service import Service  # noqa: E402
 

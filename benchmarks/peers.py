@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import synthetic  # noqa: E402
 
 from memories.cli import IMPORT_BATCH  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.recall import DEFAULT  # noqa: E402
 from memories.store import Memory  # noqa: E402
 

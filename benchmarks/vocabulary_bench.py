@@ -33,7 +33,7 @@ import memories  # noqa: E402, F401
 import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 
-from memories.embeddings import MiniLM  # noqa: E402
+from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ LETTERS = "bcdfghjklmnpqrstvwxz"
 OPEN = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from memories.embeddings import MiniLM
+from memories.model.embeddings import MiniLM
 from memories.store import Memory
 embedder = MiniLM()
 t = time.perf_counter()

@@ -82,7 +82,7 @@ def embedded(n: int, queries: int, cache: Path) -> tuple[np.ndarray, np.ndarray]
     if path.exists():
         data = np.load(path)
         return data["facts"], data["queries"]
-    from memories.embeddings import MiniLM
+    from memories.model.embeddings import MiniLM
 
     model = MiniLM()
     texts = [f["text"] for f in synthetic.facts(n)]

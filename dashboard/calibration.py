@@ -1,7 +1,7 @@
 """Calibration: the numbers that belong to the embedding model, measured on the memory's own model.
 
 The duplicate threshold, the review floor and the expansion cut-off were measured on MiniLM
-(memories/models.py); another model's cosines sit in another range (multilingual-e5-small puts
+(memories/model/models.py); another model's cosines sit in another range (multilingual-e5-small puts
 unrelated sentences near 0.8), so MiniLM's 0.97 may merge distinct facts or miss every rewording.
 This puts the shipped pair set (memories/data/dedup_pairs.json: rewordings that say one thing,
 look-alikes that say different things) and some of the shipped evaluation sets through the

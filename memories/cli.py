@@ -46,14 +46,14 @@ def fusion_from_env() -> Fusion:
 
 
 def open_memory(db: str, embedder_spec: str | None = None) -> Memory:
-    from .embeddings import load_embedder
+    from .model.embeddings import load_embedder
 
     return memory_at(db, load_embedder(embedder_spec))
 
 
 def memory_at(db: str, embedder) -> Memory:
     """The memory in file db with an embedder already loaded (serve --dir shares one among all)."""
-    from .models import numbers_for
+    from .model.models import numbers_for
 
     # Each is the model's own (models.py) unless the environment sets it.
     numbers = numbers_for(embedder.model_id if embedder else None)
@@ -96,7 +96,7 @@ def serve_dir(args: argparse.Namespace, secret: str) -> int:
     """Every FOLDER/NAME.db at /memories/NAME/, FOLDER/default.db at the root; one model for all."""
     import uvicorn
 
-    from .embeddings import load_embedder
+    from .model.embeddings import load_embedder
     from .memory_folder import MemoryFolder
 
     embedder = load_embedder()
@@ -351,8 +351,8 @@ def backup_on_schedule(args: argparse.Namespace) -> int:
 def embed_server(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .embed_server import create_embed_app
-    from .embeddings import load_embedder
+    from .model.embed_server import create_embed_app
+    from .model.embeddings import load_embedder
 
     secret = os.environ.get("MEMORY_SECRET", "")
     if not secret:

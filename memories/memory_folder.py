@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .embeddings import Embedder
+from .model.embeddings import Embedder
 from .openapi import openapi_document
 from .service import PUBLIC_PATHS, create_app, error, has_secret
 from .store import Memory

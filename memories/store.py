@@ -28,7 +28,7 @@ from pathlib import Path
 from .storage.background import Background
 from . import replace_at_once, reviewing
 from .conflicts import Conflicts, pairs_of
-from .embeddings import Embedder
+from .model.embeddings import Embedder
 from .facts import AddResult, Fact
 from .forgetting import forget
 from .history import DEFAULT_KEEP as HISTORY_KEEP

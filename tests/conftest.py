@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.embeddings import MiniLM
+from memories.model.embeddings import MiniLM
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 from tests.memory_service import Service

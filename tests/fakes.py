@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from memories.embeddings import normalise
+from memories.model.embeddings import normalise
 
 
 class HashEmbedder:

@@ -15,7 +15,7 @@ from tests.worker_service import WorkerHost
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-E5 = "memories.embeddings:E5Small"
+E5 = "memories.model.embeddings:E5Small"
 
 
 @pytest.fixture(scope="module", params=["service-minilm", "service-e5", "worker-minilm", "worker-e5"])

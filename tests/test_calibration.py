@@ -14,7 +14,7 @@ from memories.client import MemoryClient
 from tests.html import soup
 from tests.memory_folder import FolderService
 
-E5 = "memories.embeddings:E5Small"
+E5 = "memories.model.embeddings:E5Small"
 
 
 def pairs(same, distinct, guarded=()):

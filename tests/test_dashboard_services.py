@@ -14,7 +14,7 @@ from django.urls import reverse
 from dashboard import memory as dashboard_memory
 from dashboard.models import AuditEntry, CreatedMemory, DismissedPair, EvalCase, EvalRun
 from memories.client import BadRequest
-from memories.embeddings import Watched
+from memories.model.embeddings import Watched
 from tests.fake_memory import FakeMemory, fact
 from tests.fakes import HashEmbedder
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from memories.embeddings import MiniLM, ModelUnavailable, load_embedder
+from memories.model.embeddings import MiniLM, ModelUnavailable, load_embedder
 
 
 def test_vectors_are_unit_length_float32(minilm):
@@ -53,4 +53,4 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
 
 def test_load_embedder_returns_none_when_the_model_cannot_load():
     assert load_embedder("no.such.module:Model") is None
-    assert load_embedder("memories.embeddings:MiniLM").model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert load_embedder("memories.model.embeddings:MiniLM").model_id == "all-MiniLM-L6-v2-onnx-int8"

@@ -34,11 +34,11 @@ import numpy as np
 
 from .. import replace_at_once
 from . import snapshot
-from ..embeddings import Embedder
+from ..model.embeddings import Embedder
 from ..facts import MemoryFull, StoreError, Unavailable, now
 from .codes import encode
 from .migrations import migrate, transaction
-from ..models import numbers_for
+from ..model.models import numbers_for
 from .pairs import Pairs
 from ..recall import Fusion
 from .term_lists import TermLists

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lifecycle import SEEN_DISTINCT, SEEN_UPDATES
-from memories.embeddings import MiniLM
+from memories.model.embeddings import MiniLM
 from memories.same_question import answers
 
 ROOT = Path(__file__).resolve().parents[2]

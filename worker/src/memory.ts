@@ -22,7 +22,7 @@ import { Review } from "./review";
 import { cleanReview, isDefault } from "./reviewing";
 import { migrate } from "./storage/schema";
 import { Searcher, fusionParam } from "./searching";
-import { settingsAnswer } from "./settings";
+import { settingsAnswer } from "./model/settings";
 import { State, envCount } from "./storage/state";
 import { textKey } from "./text";
 import { Undo } from "./undo";

@@ -12,7 +12,7 @@ import { HttpError } from "./http";
 import type { Pair } from "./lifecycle";
 import type { Reader } from "./reading";
 import { type Replaced, check, refusal, replace, settle, unreplace } from "./replacing";
-import { sameJson } from "./settings";
+import { sameJson } from "./model/settings";
 import { Part, type State } from "./storage/state";
 import type { Writer } from "./writing";
 

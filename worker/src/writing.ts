@@ -24,7 +24,7 @@ import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
 import { embedLacking } from "./storage/reindexing";
 import { cleanIds, reviewedBy } from "./reviewing";
-import { sameJson } from "./settings";
+import { sameJson } from "./model/settings";
 import { Part, type State, toBlob } from "./storage/state";
 import { textKey } from "./text";
 import { dot } from "./storage/vector_math";

@@ -3,7 +3,7 @@
 // bge v1.5 models, bge-m3's `response` read and checked, the rate limit retried and then named.
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { AI_MODELS, AI_RETRY_MS, AiEmbedder, RateLimited, faultOf, head, makeEmbedder } from "../src/embedder";
+import { AI_MODELS, AI_RETRY_MS, AiEmbedder, RateLimited, faultOf, head, makeEmbedder } from "../src/model/embedder";
 import type { MemoryObject } from "../src/memory";
 import type { State } from "../src/storage/state";
 import { FakeAi, bagOfWords } from "./fake_ai";

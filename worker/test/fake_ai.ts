@@ -5,7 +5,7 @@
 // plus [CLS] and [SEP] (embedder.ts `AiModel` says why no tokenizer makes more): a text this fake
 // takes, the real model takes. Its vectors are bags of words, as vitest.config.ts's embedder's.
 
-import { AI_MODELS } from "../src/embedder";
+import { AI_MODELS } from "../src/model/embedder";
 
 export interface Call {
   model: string;

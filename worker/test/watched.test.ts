@@ -2,7 +2,7 @@
 // a client that gave up on a slow write can tell the model is what it waits for.
 import { describe, expect, it } from "vitest";
 
-import { type Embedder, Watched } from "../src/embedder";
+import { type Embedder, Watched } from "../src/model/embedder";
 
 describe("a watched embedder", () => {
   it("counts a call while it waits and forgets it once answered, or failed", async () => {

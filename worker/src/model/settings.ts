@@ -1,11 +1,11 @@
-// The numbers that belong to the model and where each one in use comes from (memories/models.py,
+// The numbers that belong to the model and where each one in use comes from (memories/model/models.py,
 // store.py `settings`): the model's row (embedder.ts MODEL_NUMBERS), the environment, or the
 // memory's own settings (PUT /settings: the duplicate threshold and the expansion cut-off).
 
 import type { ModelNumbers } from "./embedder";
-import { DEFAULT, type Fusion } from "./recall";
-import type { Mode } from "./replace_at_once";
-import type { ReviewSetting } from "./reviewing";
+import { DEFAULT, type Fusion } from "../recall";
+import type { Mode } from "../replace_at_once";
+import type { ReviewSetting } from "../reviewing";
 
 export type Source = "model" | "environment" | "memory";
 export interface Sources { duplicate: Source; review_floor: Source; expand: Source }

@@ -1,7 +1,7 @@
 // Where vectors come from: Workers AI in production, or an HTTP embedder (the Python package's
 // `python -m memories embed-server`, the same model the local service runs) for local runs.
 
-import { normalise } from "./storage/vector_math";
+import { normalise } from "../storage/vector_math";
 
 export interface Embedder {
   model: string;
@@ -18,7 +18,7 @@ export interface Waiting {
 
 /** An embedder that keeps its calls in flight, so /health can say how long the oldest has
  * waited: a client that gave up on a write can tell the model is the slow part (and that the
- * write lands when the model answers). memories/embeddings.py's Watched keeps the same. */
+ * write lands when the model answers). memories/model/embeddings.py's Watched keeps the same. */
 export class Watched implements Embedder {
   private started = new Map<number, number>();
   private next = 0;
@@ -68,7 +68,7 @@ export const AI_MODELS: Record<string, AiModel> = {
   "@cf/baai/bge-large-en-v1.5": { dims: 1024, ...BGE_V15 },
   "@cf/baai/bge-m3": { dims: 1024, chars: 8000, form: "NFKC", pooling: false, perCall: 56_000 },
 };
-/** The numbers that belong to the model (memories/models.py, the same table): the duplicate
+/** The numbers that belong to the model (memories/model/models.py, the same table): the duplicate
  * threshold, the review floor and the expansion cut-off, and when and where they were measured
  * (null: not measured, MiniLM's numbers until the dashboard's calibration finds the model's).
  * The environment (DUPLICATE_THRESHOLD, REVIEW_FLOOR) and the memory's own settings win over them. */

