@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memories.model.embeddings import MiniLM  # noqa: E402
-from memories.recall import DEFAULT, SEED  # noqa: E402
+from memories.recall.ranking import DEFAULT, SEED  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 SETS = ROOT / "dashboard" / "evalsets"

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.ablation import SEEN as EVAL_SEEN  # noqa: E402
 from benchmarks.ablation import UNSEEN as EVAL_UNSEEN  # noqa: E402
 from benchmarks.ablation import load  # noqa: E402
-from memories import outdated  # noqa: E402
+from memories.recall import outdated  # noqa: E402
 from memories.model.embeddings import MiniLM  # noqa: E402
 from tests.memory_folder import FolderService  # noqa: E402
 from tests.worker_service import WorkerHost  # noqa: E402

@@ -31,7 +31,7 @@ import synthetic  # noqa: E402
 
 from memories.cli import IMPORT_BATCH  # noqa: E402
 from memories.model.embeddings import MiniLM  # noqa: E402
-from memories.recall import DEFAULT  # noqa: E402
+from memories.recall.ranking import DEFAULT  # noqa: E402
 from memories.store import Memory  # noqa: E402
 
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import synthetic  # noqa: E402
 
 from memories.model.embeddings import MiniLM  # noqa: E402
-from memories.recall import DEFAULT  # noqa: E402
+from memories.recall.ranking import DEFAULT  # noqa: E402
 from memories.store import Memory  # noqa: E402
 from tests.worker_service import WorkerHost  # noqa: E402
 

@@ -9,10 +9,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .recall import PRESETS, Fusion
+from .recall.ranking import PRESETS, Fusion
 from . import backup
 from .history import DEFAULT_KEEP as HISTORY_KEEP
-from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
+from .recall.recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
 
 IMPORT_BATCH = 256  # a batch is one transaction; 256 embed and scan faster a fact than 64

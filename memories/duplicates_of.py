@@ -10,7 +10,7 @@ import numpy as np
 from .dedup import SUBJECT_FLOOR, distinct, same_but_subject, spellings
 from .facts import NEAR_CANDIDATES, Fact, now, text_key
 from .lifecycle import is_current
-from .reading import Reader
+from .recall.reading import Reader
 from .storage.state import State
 
 CURRENT = "(valid_until IS NULL OR valid_until > ?)"

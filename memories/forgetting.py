@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from .recall import vocabulary_words
-from .recall_log import RecallLog
+from .recall.ranking import vocabulary_words
+from .recall.recall_log import RecallLog
 from .storage.state import State
 from .storage.vocabulary import words_of
 

@@ -9,7 +9,7 @@ import numpy as np
 from .dedup import distinct
 from .facts import Fact, MemoryFull, clean_type
 from .storage.pairs import top
-from .reading import Reader
+from .recall.reading import Reader
 from .storage.state import State
 from .storage.vectors import TYPES
 

@@ -33,12 +33,12 @@ from .facts import AddResult, Fact
 from .forgetting import forget
 from .history import DEFAULT_KEEP as HISTORY_KEEP
 from .history import Entry, History
-from .reading import Reader
-from .recall import DEFAULT, Fusion
-from .recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
-from .recall_log import RecallEntry, RecallLog
+from .recall.reading import Reader
+from .recall.ranking import DEFAULT, Fusion
+from .recall.recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
+from .recall.recall_log import RecallEntry, RecallLog
 from .review import Review
-from .searching import Searcher
+from .recall.searching import Searcher
 from .storage.state import State
 from .storage.reindexing import reindex
 from .undo import Undo

@@ -28,7 +28,7 @@ from .reviewing import clean_ids, reviewed_by
 from .forgetting import drop_unheld_words
 from .history import Entry, History
 from .conflicts import pairs_of
-from .reading import Reader
+from .recall.reading import Reader
 from .storage.reindexing import word_vectors
 from .storage.state import State, to_blob
 

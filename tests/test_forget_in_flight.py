@@ -4,7 +4,7 @@ still answers, but its log row keeps no text of the fact, and recall's kept text
 none of it. The model call is where the race opens, so the test forgets inside it."""
 
 from memories.store import Memory
-from memories.text_vectors import TextVectors
+from memories.recall.text_vectors import TextVectors
 from tests.fakes import HashEmbedder
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memories.recall import (DEFAULT, SEED, Fused, Fusion, expand, fuse, idf, information, match_expression, phrases, rerank,
+from memories.recall.ranking import (DEFAULT, SEED, Fused, Fusion, expand, fuse, idf, information, match_expression, phrases, rerank,
                              rerank_plan, terms, via, vocabulary_words, without)
 from memories.facts import text_key
 

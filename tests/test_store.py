@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from memories.recall import DEFAULT, SEED
+from memories.recall.ranking import DEFAULT, SEED
 from memories.facts import Conflict, InvalidInput, NotFound, TooLarge, Unavailable
 from memories.store import Memory
 from tests.fakes import BrokenEmbedder, HashEmbedder
@@ -411,7 +411,7 @@ def test_recall_reranks_the_top_in_one_more_model_call_and_keeps_the_order_if_th
 
 def test_the_rerank_sends_no_fact_with_nothing_left_and_gives_it_cosine_0(tmp_path):
     """Workers AI refuses an empty text: a fact that is only the shared words is not embedded
-    again, on both memories alike (worker/src/searching.ts)."""
+    again, on both memories alike (worker/src/recall/searching.ts)."""
     class Recording(HashEmbedder):
         def embed(self, texts):
             self.seen = [*getattr(self, "seen", []), list(texts)]

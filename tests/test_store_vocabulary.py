@@ -130,7 +130,7 @@ def test_an_expansion_word_too_many_facts_hold_is_left_out(memory, monkeypatch):
     memory.add("Ilse Brandt is married to Oskar Brandt.")
     words = lambda: [e["word"] for e in memory.recall("who is cosima's spouse", debug=True)["expansions"]]  # noqa: E731
     assert "married" in words()
-    monkeypatch.setattr("memories.recall.EXPAND_MOST_FACTS", 1)  # as if "married" were in 50,001 facts
+    monkeypatch.setattr("memories.recall.ranking.EXPAND_MOST_FACTS", 1)  # as if "married" were in 50,001 facts
     body = memory.recall("who is cosima's spouse", debug=True)
     assert "married" not in [e["word"] for e in body["expansions"]] and '"married"' not in body["match"]
 

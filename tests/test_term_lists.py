@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from memories.recall import quote
+from memories.recall.ranking import quote
 from memories.store import Memory
 from memories.storage.term_lists import TermLists, varints
 from tests.fakes import HashEmbedder

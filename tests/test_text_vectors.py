@@ -1,10 +1,10 @@
-"""Recall's kept text vectors (memories/text_vectors.py): bounded in bytes, least recently used
+"""Recall's kept text vectors (memories/recall/text_vectors.py): bounded in bytes, least recently used
 out first, one model call for what is not held, the same ranking, and emptied by forget for good."""
 
 import numpy as np
 
 from memories.store import Memory
-from memories.text_vectors import TextVectors
+from memories.recall.text_vectors import TextVectors
 from tests.fakes import HashEmbedder
 
 

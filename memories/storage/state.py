@@ -40,9 +40,9 @@ from .codes import encode
 from .migrations import migrate, transaction
 from ..model.models import numbers_for
 from .pairs import Pairs
-from ..recall import Fusion
+from ..recall.ranking import Fusion
 from .term_lists import TermLists
-from ..text_vectors import TextVectors
+from ..recall.text_vectors import TextVectors
 from .vectors import TYPE_CODE, TYPES, VectorIndex
 from .vocabulary import Vocabulary
 

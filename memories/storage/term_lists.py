@@ -27,8 +27,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..recall import match_terms
-from ..text_vectors import configured
+from ..recall.ranking import match_terms
+from ..recall.text_vectors import configured
 
 log = logging.getLogger(__name__)
 

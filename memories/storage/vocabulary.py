@@ -28,7 +28,7 @@ import numpy as np
 from . import snapshot
 from .codes import encode, exact
 from .exact_top import exact_top
-from ..recall import vocabulary_words
+from ..recall.ranking import vocabulary_words
 from .rows import Rows
 from .vectors import LOAD_BATCH
 

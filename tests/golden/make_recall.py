@@ -1,4 +1,4 @@
-"""Write tests/golden/recall.json from memories/recall.py: the cases the Worker's recall.ts must
+"""Write tests/golden/recall.json from memories/recall/ranking.py: the cases the Worker's recall.ts must
 answer the same way (worker/test/recall.test.ts reads them; tests/test_golden.py checks this
 file still says what recall.py says). Run it after a deliberate change to recall.py."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memories.dedup import distinct
 from memories.facts import text_key
-from memories.recall import (DEFAULT, SEED, Fused, expand, expansion_kept, fuse, information, match_expression, rerank,
+from memories.recall.ranking import (DEFAULT, SEED, Fused, expand, expansion_kept, fuse, information, match_expression, rerank,
                              rerank_plan, terms, vocabulary_words)
 
 QUERIES = [

@@ -8,7 +8,7 @@ import { type Fact, cleanId } from "./facts";
 import type { History } from "./history";
 import { invalid } from "./http";
 import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "./lifecycle";
-import type { Reader } from "./reading";
+import type { Reader } from "./recall/reading";
 import { Part, type State } from "./storage/state";
 import { dot } from "./storage/vector_math";
 import type { Writer } from "./writing";

@@ -4,7 +4,7 @@
 import { distinct, sameButSubject, spellings, SUBJECT_FLOOR } from "./dedup";
 import { type Fact, stamp } from "./facts";
 import { currentClosest } from "./lifecycle";
-import type { Reader } from "./reading";
+import type { Reader } from "./recall/reading";
 import { Part, type State } from "./storage/state";
 import { textKey } from "./text";
 import type { FactType } from "./storage/vectors";

@@ -6,8 +6,8 @@
 // (text_vectors.ts). Then the keyword index is merged: FTS5 keeps a deleted row's terms in its
 // segments until they merge.
 
-import { vocabularyWords } from "./recall";
-import type { RecallLog } from "./recall_log";
+import { vocabularyWords } from "./recall/ranking";
+import type { RecallLog } from "./recall/recall_log";
 import type { State } from "./storage/state";
 import { casefold } from "./text";
 

@@ -4,7 +4,7 @@
 // entry is a write too (undo.ts).
 
 import { type Fact, MAX_CLIENT, stamp } from "./facts";
-import type { Fusion } from "./recall";
+import type { Fusion } from "./recall/ranking";
 import { HttpError, invalid, notFound } from "./http";
 import { Part, type State } from "./storage/state";
 

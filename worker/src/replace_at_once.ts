@@ -11,7 +11,7 @@
 import type { Fact } from "./facts";
 import { invalid } from "./http";
 import type { Differs } from "./lifecycle";
-import type { Reader } from "./reading";
+import type { Reader } from "./recall/reading";
 import { replace } from "./replacing";
 import { type ReviewSetting, reviewedBy } from "./reviewing";
 

@@ -10,7 +10,7 @@ import { distinct } from "./dedup";
 import { type Fact, cleanType, stamp } from "./facts";
 import { cleanPageCursor } from "./history";
 import { HttpError } from "./http";
-import type { Reader } from "./reading";
+import type { Reader } from "./recall/reading";
 import { DONE as REPLACED } from "./replace_at_once";
 import { Part, type State } from "./storage/state";
 import { type FactType, TYPES } from "./storage/vectors";

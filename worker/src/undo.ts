@@ -10,7 +10,7 @@ import type { Fact } from "./facts";
 import type { Entry, History } from "./history";
 import { HttpError } from "./http";
 import type { Pair } from "./lifecycle";
-import type { Reader } from "./reading";
+import type { Reader } from "./recall/reading";
 import { type Replaced, check, refusal, replace, settle, unreplace } from "./replacing";
 import { sameJson } from "./model/settings";
 import { Part, type State } from "./storage/state";

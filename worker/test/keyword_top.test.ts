@@ -1,11 +1,11 @@
-// The keyword list by FTS5's own sort (src/keyword_top.ts) is the list the old query gave,
+// The keyword list by FTS5's own sort (src/recall/keyword_top.ts) is the list the old query gave,
 // `ORDER BY bm25(facts_fts), rowid` over every match, ids and scores, ties by id, with facts
 // hidden; and it reads about the rows it returns where the old query read two rows a match.
 import { env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { keywordTop } from "../src/keyword_top";
+import { keywordTop } from "../src/recall/keyword_top";
 import type { MemoryObject } from "../src/memory";
-import { quote } from "../src/recall";
+import { quote } from "../src/recall/ranking";
 import { fill, rowsRead } from "./filled";
 import { created } from "./memories";
 

@@ -1,12 +1,12 @@
 // The Worker's recall.ts against tests/golden/recall.json, which tests/test_golden.py checks
-// against memories/recall.py: the two implementations cannot drift apart unnoticed.
+// against memories/recall/ranking.py: the two implementations cannot drift apart unnoticed.
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
 import { distinct } from "../src/dedup";
 import { strip, textKey } from "../src/text";
 import {
   type Fused, type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, rerank, rerankPlan, vocabularyWords,
-} from "../src/recall";
+} from "../src/recall/ranking";
 
 interface Golden {
   match: { query: string; phrases: boolean; alias_self: boolean; extra?: string[]; match: string }[];

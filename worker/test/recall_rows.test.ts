@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
 import { type FactType, TYPES } from "../src/storage/vectors";
 import { vectorsById } from "../src/storage/by_key";
-import { varint } from "../src/reading";
+import { varint } from "../src/recall/reading";
 import { fill, readBy, rowsRead } from "./filled";
 import { created } from "./memories";
 

@@ -1,10 +1,10 @@
-// Recall's kept text vectors (src/text_vectors.ts, as memories/text_vectors.py): a recall asked
+// Recall's kept text vectors (src/recall/text_vectors.ts, as memories/recall/text_vectors.py): a recall asked
 // again calls no model, a recall whose rerank texts are all held calls it once (for its query),
 // the ranking stays, the bytes are in /stats, and forget for good empties it.
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MemoryObject } from "../src/memory";
-import { TextVectors, sizeOf } from "../src/text_vectors";
+import { TextVectors, sizeOf } from "../src/recall/text_vectors";
 import { created } from "./memories";
 
 const env = testEnv as unknown as Env;

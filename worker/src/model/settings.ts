@@ -3,7 +3,7 @@
 // memory's own settings (PUT /settings: the duplicate threshold and the expansion cut-off).
 
 import type { ModelNumbers } from "./embedder";
-import { DEFAULT, type Fusion } from "../recall";
+import { DEFAULT, type Fusion } from "../recall/ranking";
 import type { Mode } from "../replace_at_once";
 import type { ReviewSetting } from "../reviewing";
 

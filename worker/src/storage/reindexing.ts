@@ -5,8 +5,8 @@
 
 import type { Background } from "./background";
 import { MAX_BATCH } from "../facts";
-import type { Reader } from "../reading";
-import { vocabularyWords } from "../recall";
+import type { Reader } from "../recall/reading";
+import { vocabularyWords } from "../recall/ranking";
 import { type State, toBlob } from "./state";
 
 /** POST /reindex (reindexing.py `reindex`): every fact embedded again, a batch at a time before

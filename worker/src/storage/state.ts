@@ -8,11 +8,11 @@ import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code
 import { vectorsById } from "./by_key";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../model/embedder";
 import { HttpError } from "../http";
-import { type Fusion } from "../recall";
+import { type Fusion } from "../recall/ranking";
 import { DEFAULT as PROPOSE, type Mode } from "../replace_at_once";
 import { type ReviewSetting, defaultReview, isDefault } from "../reviewing";
 import { type Sources, processNumbers } from "../model/settings";
-import { TextVectors } from "../text_vectors";
+import { TextVectors } from "../recall/text_vectors";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";
 import { Vocabulary } from "./vocabulary";
 

@@ -10,7 +10,7 @@
 // port of sqlite's ext/fts5/fts5_tokenize.c, checked against FTS5 itself in
 // test/term_counts.test.ts). A term that is not plain ASCII is counted by its MATCH, as before.
 
-import { quote } from "../recall";
+import { quote } from "../recall/ranking";
 import type { FactType } from "./vectors";
 
 const PLAIN = /^[a-z0-9]+$/;

@@ -8,7 +8,7 @@
 // fail, the index is read again from what storage rolled back to.
 
 import { byKey, vectorsById } from "./by_key";
-import { vocabularyWords } from "../recall";
+import { vocabularyWords } from "../recall/ranking";
 import { VectorIndex } from "./vectors";
 
 export const CANDIDATES = 8;  // closest words per query term handed to `expand`, which keeps at most 3

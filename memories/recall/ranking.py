@@ -1,6 +1,6 @@
 """The pure parts of recall, one pipeline: the FTS5 query builder, then `fuse` over the two
 candidate lists the store feeds it (keyword hits with BM25, vector hits with cosine, and for
-method "info" the query terms' document frequencies). worker/src/recall.ts mirrors it."""
+method "info" the query terms' document frequencies). worker/src/recall/ranking.ts mirrors it."""
 
 from __future__ import annotations
 

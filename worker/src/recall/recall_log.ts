@@ -1,14 +1,14 @@
-// The recall log (memories/recall_log.py): what each client asked, what it got back (ids, `via`,
+// The recall log (memories/recall/recall_log.py): what each client asked, what it got back (ids, `via`,
 // scores in order), under which settings and model, and how long it took; the newest `keep`
 // recalls, so the owner can debug a bad recall after the fact. A row a recall, in a transaction
 // of its own after the recall has answered; a log write that fails is logged and never fails
 // the recall.
 
-import { chars, stamp } from "./facts";
-import { invalid, notFound, wellFormed } from "./http";
-import { cleanPageCursor, clientMatches } from "./history";
-import type { Fusion } from "./recall";
-import { Part, type State } from "./storage/state";
+import { chars, stamp } from "../facts";
+import { invalid, notFound, wellFormed } from "../http";
+import { cleanPageCursor, clientMatches } from "../history";
+import type { Fusion } from "./ranking";
+import { Part, type State } from "../storage/state";
 
 export const DEFAULT_KEEP = 2_000;
 const MAX_FILTER = 1_000;  // a `q` filter, in characters

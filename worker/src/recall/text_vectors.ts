@@ -1,5 +1,5 @@
 // The vectors of the texts recall embeds, kept between recalls, least recently used out first
-// (memories/text_vectors.py). A text's vector depends on the text and the model only, and
+// (memories/recall/text_vectors.py). A text's vector depends on the text and the model only, and
 // recall's texts repeat: an agent asks its questions again, and the rerank embeds the same top
 // facts without the same shared words for different questions. Each Workers AI call is billed
 // (neurons) and waited for, so a recall whose texts are all held makes none.

@@ -21,14 +21,14 @@ from functools import cache, partial
 
 import numpy as np
 
-from .facts import MODES, Fact, InvalidInput, check_query
-from .history import edited_after
-from .lifecycle import clean_as_of, is_current
-from .lifecycle import hidden as hidden_sql
+from ..facts import MODES, Fact, InvalidInput, check_query
+from ..history import edited_after
+from ..lifecycle import clean_as_of, is_current
+from ..lifecycle import hidden as hidden_sql
 from .outdated import newer_first, older_of
 from .reading import Reader
-from .recall import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via
-from .storage.state import State
+from .ranking import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via
+from ..storage.state import State
 
 log = logging.getLogger(__name__)
 

@@ -1,23 +1,23 @@
-// How a recall ranks, top to bottom (memories/searching.py), and how explain retraces it for one
+// How a recall ranks, top to bottom (memories/recall/searching.py), and how explain retraces it for one
 // fact: embed the query and its expandable terms, plan the FTS5 query with its expansions, read
 // the keyword and the vector lists, fuse them (recall.ts, pure), read the rows, rerank the fused
 // top, answer. The rows and the keyword reads come from reading.ts, the vectors from the matrix.
 
-import { editedAfter } from "./history";
+import { editedAfter } from "../history";
 import { newerFirst, olderOf } from "./outdated";
-import type { Background } from "./storage/background";
-import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "./facts";
-import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "./http";
-import { type Clause, cleanAsOf, hidden as hiddenBy, isCurrent, leaveOut as leavingOut } from "./lifecycle";
+import type { Background } from "../storage/background";
+import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "../facts";
+import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "../http";
+import { type Clause, cleanAsOf, hidden as hiddenBy, isCurrent, leaveOut as leavingOut } from "../lifecycle";
 import {
   DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, hasToken, infoTerms,
   match as matchOf, matchTerms, rerank, rerankPlan, score, terms, via,
-} from "./recall";
+} from "./ranking";
 import type { Reader } from "./reading";
 import type { Answer } from "./recall_log";
-import { Part, type State } from "./storage/state";
-import { dot } from "./storage/vector_math";
-import type { FactType } from "./storage/vectors";
+import { Part, type State } from "../storage/state";
+import { dot } from "../storage/vector_math";
+import type { FactType } from "../storage/vectors";
 
 // hybrid fuses both lists; keyword and vector answer from one (the agent's search modes).
 const MODES = ["hybrid", "keyword", "vector"] as const;

@@ -1,7 +1,7 @@
-// Which recalled facts may be outdated: memories/outdated.py, line for line (its docstring says
+// Which recalled facts may be outdated: memories/recall/outdated.py, line for line (its docstring says
 // why). Of an open proposal (both facts current, nobody resolved it), the older fact by created_at
 // then id; recall answers the newer one above it and marks it `may_be_outdated`.
-import { stamp } from "./facts";
+import { stamp } from "../facts";
 
 /** Of the facts `ids`, each that an open proposal says may be outdated, with the newer fact that
  * says so (the newest, if several do). */

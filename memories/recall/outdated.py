@@ -3,14 +3,14 @@ nobody resolved it), the older fact, by `created_at` then id. Recall answers the
 above the older and marks the older `may_be_outdated`, so an agent that has not heard from the
 owner yet still reads the newest answer first ("I don't drink coffee anymore" above "drinks two
 coffees a day"). benchmarks/lifecycle.py measures it against its absence on every evaluation set.
-worker/src/outdated.ts mirrors it.
+worker/src/recall/outdated.ts mirrors it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from .facts import now
+from ..facts import now
 
 # Switched off only by benchmarks/lifecycle.py, to measure the ranking without it.
 NEWER_FIRST = True

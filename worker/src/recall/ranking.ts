@@ -1,8 +1,8 @@
-// The pure parts of recall, mirroring memories/recall.py line for line: the FTS5 query builder,
+// The pure parts of recall, mirroring memories/recall/ranking.py line for line: the FTS5 query builder,
 // the fusions and the rerank of the fused top. tests/golden/recall.json holds cases both
 // implementations must agree on.
 
-import { strip } from "./text";
+import { strip } from "../text";
 
 // Words too common to say anything about which fact is meant (the same list as recall.py).
 export const STOP_WORDS = new Set(

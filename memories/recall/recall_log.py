@@ -10,10 +10,10 @@ import logging
 import sqlite3
 from dataclasses import asdict, dataclass
 
-from .facts import InvalidInput, NotFound, StoreError, now, valid_unicode
-from .history import clean_page_cursor, client_matches
-from .storage.migrations import transaction
-from .storage.state import State
+from ..facts import InvalidInput, NotFound, StoreError, now, valid_unicode
+from ..history import clean_page_cursor, client_matches
+from ..storage.migrations import transaction
+from ..storage.state import State
 
 log = logging.getLogger(__name__)
 

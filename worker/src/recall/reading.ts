@@ -1,19 +1,19 @@
-// What the memory holds, read (memories/reading.py): its rows (get, list, count) and the
+// What the memory holds, read (memories/recall/reading.py): its rows (get, list, count) and the
 // keyword reads the ranking asks for: the BM25 list, how many facts hold a term, which rows a
 // query matches, and a text's tokens as the FTS index sees them.
 
-import { byKey } from "./storage/by_key";
-import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "./facts";
-import { clientMatches } from "./history";
-import { invalid, notFound, wellFormed } from "./http";
+import { byKey } from "../storage/by_key";
+import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "../facts";
+import { clientMatches } from "../history";
+import { invalid, notFound, wellFormed } from "../http";
 import { keywordTop } from "./keyword_top";
-import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "./lifecycle";
-import { casefold } from "./text";
-import { idf, information } from "./recall";
+import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "../lifecycle";
+import { casefold } from "../text";
+import { idf, information } from "./ranking";
 import type { Expansion } from "./searching";
-import { Part } from "./storage/state";
-import { factCount, having } from "./storage/term_counts";
-import { type FactType, TYPES } from "./storage/vectors";
+import { Part } from "../storage/state";
+import { factCount, having } from "../storage/term_counts";
+import { type FactType, TYPES } from "../storage/vectors";
 
 const JOINED_COLUMNS = FACT_COLUMNS.split(", ").map((c) => `t.${c}`).join(", ");  // a fact's, as by_key.ts names its table
 
