@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/dedup_quality.py [--threshold 0.97]
 
 Prints, at the write threshold, how many look-alikes would be merged (must be 0) and how many
-rewordings are caught, by cosine alone and with the guard of memories/dedup.py.
+rewordings are caught, by cosine alone and with the guard of memories/writes/dedup.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memories.dedup import distinct  # noqa: E402
+from memories.writes.dedup import distinct  # noqa: E402
 from memories.model.embeddings import MiniLM  # noqa: E402
 
 PAIRS = ROOT / "memories" / "data" / "dedup_pairs.json"

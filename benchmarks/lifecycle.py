@@ -4,7 +4,7 @@
 
 Every set goes into fresh memories of its own (a `serve --dir` in a temporary folder, and a
 `wrangler dev` with its own state): never a memory the owner uses. Seen sets were read while the
-rule (memories/same_question.py) was written; unseen sets were committed before it, by someone who
+rule (memories/writes/same_question.py) was written; unseen sets were committed before it, by someone who
 saw neither the rule nor the seen sets, and are run once. Prints, for each memory and set:
 
 - updates (benchmarks/updates/*.json), written as an agent writes them, one fact a request: each

@@ -33,7 +33,7 @@ import memories  # noqa: E402, F401  (first: it sets OpenBLAS's idle-thread time
 import numpy as np  # noqa: E402
 import synthetic  # noqa: E402
 
-from memories import writing  # noqa: E402
+from memories.writes import writing  # noqa: E402
 from memories.model.embeddings import MiniLM  # noqa: E402
 from memories.store import Memory  # noqa: E402
 

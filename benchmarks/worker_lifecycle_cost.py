@@ -10,7 +10,7 @@ each measure against the path without it, as benchmarks/lifecycle_cost.py measur
   without the model), `HTTP` the whole request from here, both model calls (embed-server) included.
 - a write of one fact (`POST /facts`, over HTTP, its embedding included): with proposals against
   without them. Without them is what lifecycle_cost.py measures by setting `writing.PROPOSE` above
-  any cosine; the Worker's PROPOSE is a constant of its bundle (worker/src/lifecycle.ts), so this
+  any cosine; the Worker's PROPOSE is a constant of its bundle (worker/src/writes/lifecycle.ts), so this
   script runs a second wrangler from a copy of worker/ whose only change is that constant set to
   2.0: its near search stops at the floor (or the threshold) as before v4 (the band below it that
   a write's proposals take, from PROPOSE up, is empty), and it stores no proposal. The second one
@@ -71,7 +71,7 @@ def without_proposals(beside: Path) -> Path:
             (into / name).symlink_to(worker_service.WORKER / name)
     lifecycle = into / "src" / "lifecycle.ts"
     text = lifecycle.read_text()
-    assert text.count(PROPOSE_LINE) == 1, "worker/src/lifecycle.ts no longer says " + PROPOSE_LINE
+    assert text.count(PROPOSE_LINE) == 1, "worker/src/writes/lifecycle.ts no longer says " + PROPOSE_LINE
     lifecycle.write_text(text.replace(PROPOSE_LINE, "export const PROPOSE = 2.0;  // worker_lifecycle_cost.py: no proposals"))
     return into
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .facts import StoreError, clean_id, clean_source, clean_text, clean_time, clean_type
-from .lifecycle import clean_pair
+from .writes.lifecycle import clean_pair
 
 FIELDS = ("id", "text", "type", "source", "created_at", "updated_at", "valid_until", "superseded_by", "reviewed_at")  # an export restores as it was
 PAIR_FIELDS = ("id", "old", "new", "score", "differs", "resolution")

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
 from .history import clean_page_cursor
-from .lifecycle import clean_pair, clean_resolution, differences, is_current
-from . import replace_at_once
+from .writes.lifecycle import clean_pair, clean_resolution, differences, is_current
+from .writes import replace_at_once
 from .storage.state import State
 
 if TYPE_CHECKING:
     from .history import History
-    from .writing import Writer
+    from .writes.writing import Writer
 
 RESTORED_PAIR = "from a backup: the pair as it was resolved"
 

@@ -273,7 +273,7 @@ class Item:
 
 
 def clean_items(items: list[dict]) -> list[Item]:
-    from .lifecycle import clean_supersedes  # (lifecycle.py reads this file's checks)
+    from .writes.lifecycle import clean_supersedes  # (lifecycle.py reads this file's checks)
 
     out = []
     for i in items:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dedup import distinct
+from .writes.dedup import distinct
 from .facts import Fact, MemoryFull, clean_type
 from .storage.pairs import top
 from .recall.reading import Reader

@@ -26,7 +26,7 @@ from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, en
 from .history import MAX_NOTE
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics, held
-from .replace_at_once import clean_mode
+from .writes.replace_at_once import clean_mode
 from .reviewing import clean_review
 from .store import Memory
 

@@ -26,7 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .storage.background import Background
-from . import replace_at_once, reviewing
+from .writes import replace_at_once
+from . import reviewing
 from .conflicts import Conflicts, pairs_of
 from .model.embeddings import Embedder
 from .facts import AddResult, Fact
@@ -42,7 +43,7 @@ from .recall.searching import Searcher
 from .storage.state import State
 from .storage.reindexing import reindex
 from .undo import Undo
-from .writing import Writer
+from .writes.writing import Writer
 
 
 class Memory:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from . import replacing
+from .writes import replacing
 from .conflicts import Conflicts, put_pairs
 from .facts import AlreadyUndone, ChangedSince, Fact, InvalidInput
 from .history import Entry
 from .storage.state import State
-from .writing import Writer
+from .writes.writing import Writer
 
 CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite
 

@@ -1,11 +1,11 @@
-"""The dedup guard (memories/dedup.py): a near match never merges facts that differ in a number, a
+"""The dedup guard (memories/writes/dedup.py): a near match never merges facts that differ in a number, a
 date or time, a weekday or month, a name or a negation."""
 
 from pathlib import Path
 
 import pytest
 
-from memories.dedup import distinct
+from memories.writes.dedup import distinct
 
 
 @pytest.mark.parametrize("a,b,reason", [

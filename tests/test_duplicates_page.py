@@ -92,7 +92,7 @@ def test_the_empty_message_points_at_the_closest_pair_below(owner_client, mock_m
 def test_look_alikes_may_conflict_and_offer_keep_both_first(a, b):
     """The memory's own rule (its pairs' `distinct`), with the dashboard's relation words beside it."""
     from dashboard.lookalike import conflict
-    from memories.dedup import distinct  # what the memory puts in each pair's `distinct`
+    from memories.writes.dedup import distinct  # what the memory puts in each pair's `distinct`
     from memories.client import Fact, Pair
 
     def pair(x, y):

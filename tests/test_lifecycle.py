@@ -1,4 +1,4 @@
-"""The local engine's lifecycle (memories/lifecycle.py, the write and read paths that use it):
+"""The local engine's lifecycle (memories/writes/lifecycle.py, the write and read paths that use it):
 the golden `differs` cases both memories share, and what the HTTP contract suite cannot reach
 as directly: a batch, an old memory migrating, the chain check, the as-of boundaries."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memories.facts import InvalidInput
-from memories.lifecycle import PROPOSE_MOST, differences, proposals
+from memories.writes.lifecycle import PROPOSE_MOST, differences, proposals
 from memories.store import Memory
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "lifecycle.json").read_text(encoding="utf-8"))

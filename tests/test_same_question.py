@@ -1,4 +1,4 @@
-"""Whether a new fact answers an older one's question (memories/same_question.py): the issue's
+"""Whether a new fact answers an older one's question (memories/writes/same_question.py): the issue's
 own examples, and tests/golden/same_question.json, which the Worker's same_question.ts answers too."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memories.same_question import answers
+from memories.writes.same_question import answers
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "same_question.json").read_text(encoding="utf-8"))
 

@@ -4,7 +4,7 @@ another word, is another fact."""
 
 import pytest
 
-from memories.dedup import bare, same_but_subject
+from memories.writes.dedup import bare, same_but_subject
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..facts import MODES, Fact, InvalidInput, check_query
 from ..history import edited_after
-from ..lifecycle import clean_as_of, is_current
-from ..lifecycle import hidden as hidden_sql
+from ..writes.lifecycle import clean_as_of, is_current
+from ..writes.lifecycle import hidden as hidden_sql
 from .outdated import newer_first, older_of
 from .reading import Reader
 from .ranking import TOKEN, Fused, Fusion, expand, expansion_kept, fuse, match_terms, rerank, rerank_plan, terms, via

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import replace_at_once
+from ..writes import replace_at_once
 from . import snapshot
 from ..model.embeddings import Embedder
 from ..facts import MemoryFull, StoreError, Unavailable, now
@@ -174,7 +174,7 @@ class State:
         when the review is "before"), inside a read the caller holds. Kept between recalls while no
         write was recorded (the history's last id: every write records one, any process's) and no
         valid_until has passed since: the same tuple, so the index looks its rows up once."""
-        from ..lifecycle import hidden
+        from ..writes.lifecycle import hidden
 
         at = now()
         marker = (self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'history'").fetchone(), self.review["mode"])

@@ -9,7 +9,7 @@ import random
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from memories.dedup import distinct
+from memories.writes.dedup import distinct
 from memories.facts import text_key
 from memories.recall.ranking import (DEFAULT, SEED, Fused, expand, expansion_kept, fuse, information, match_expression, rerank,
                              rerank_plan, terms, vocabulary_words)

@@ -1,4 +1,4 @@
-"""Write tests/golden/same_question.json from memories/same_question.py: the pairs the Worker's
+"""Write tests/golden/same_question.json from memories/writes/same_question.py: the pairs the Worker's
 same_question.ts must answer the same way (worker/test/same_question.test.ts reads them;
 tests/test_same_question.py checks this file still says what same_question.py says). Run it
 after a deliberate change to same_question.py:
@@ -18,7 +18,7 @@ import numpy as np
 
 from benchmarks.lifecycle import SEEN_DISTINCT, SEEN_UPDATES
 from memories.model.embeddings import MiniLM
-from memories.same_question import answers
+from memories.writes.same_question import answers
 
 ROOT = Path(__file__).resolve().parents[2]
 EDGES = [
@@ -79,7 +79,7 @@ def main() -> None:
         found = answers(old, new, cosine)
         cases.append({"old": old, "new": new, "cosine": cosine,
                       "answer": None if found is None else {"reason": found.reason, "old": found.old, "new": found.new}})
-    about = ("Whether a new fact answers an older one's question (memories/same_question.py): seen updates, seen "
+    about = ("Whether a new fact answers an older one's question (memories/writes/same_question.py): seen updates, seen "
              "neighbours and edge texts, with the model's cosines. Written by tests/golden/make_same_question.py.")
     path = Path(__file__).parent / "same_question.json"
     path.write_text(json.dumps({"about": about, "cases": cases}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

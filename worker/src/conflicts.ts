@@ -7,11 +7,11 @@
 import { type Fact, cleanId } from "./facts";
 import type { History } from "./history";
 import { invalid } from "./http";
-import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "./lifecycle";
+import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "./writes/lifecycle";
 import type { Reader } from "./recall/reading";
 import { Part, type State } from "./storage/state";
 import { dot } from "./storage/vector_math";
-import type { Writer } from "./writing";
+import type { Writer } from "./writes/writing";
 
 export const RESTORED_PAIR = "from a backup: the pair as it was resolved";
 

@@ -17,7 +17,7 @@ import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, not
 import { Reader } from "./recall/reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall/recall_log";
 import { reindex } from "./storage/reindexing";
-import { DEFAULT as PROPOSE, cleanMode } from "./replace_at_once";
+import { DEFAULT as PROPOSE, cleanMode } from "./writes/replace_at_once";
 import { Review } from "./review";
 import { cleanReview, isDefault } from "./reviewing";
 import { migrate } from "./storage/schema";
@@ -26,7 +26,7 @@ import { settingsAnswer } from "./model/settings";
 import { State, envCount } from "./storage/state";
 import { textKey } from "./text";
 import { Undo } from "./undo";
-import { Writer } from "./writing";
+import { Writer } from "./writes/writing";
 
 export class MemoryObject extends DurableObject<Env> {
   private state: State;

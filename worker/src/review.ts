@@ -6,12 +6,12 @@
 // `building` that says how far it is: all pairs in JavaScript would pass the CPU limit of a big
 // memory. Below the floor every pair is computed, as review.py does.
 
-import { distinct } from "./dedup";
+import { distinct } from "./writes/dedup";
 import { type Fact, cleanType, stamp } from "./facts";
 import { cleanPageCursor } from "./history";
 import { HttpError } from "./http";
 import type { Reader } from "./recall/reading";
-import { DONE as REPLACED } from "./replace_at_once";
+import { DONE as REPLACED } from "./writes/replace_at_once";
 import { Part, type State } from "./storage/state";
 import { type FactType, TYPES } from "./storage/vectors";
 

@@ -9,12 +9,12 @@ import { type Conflicts, type Resolved, putPairs, resolution } from "./conflicts
 import type { Fact } from "./facts";
 import type { Entry, History } from "./history";
 import { HttpError } from "./http";
-import type { Pair } from "./lifecycle";
+import type { Pair } from "./writes/lifecycle";
 import type { Reader } from "./recall/reading";
-import { type Replaced, check, refusal, replace, settle, unreplace } from "./replacing";
+import { type Replaced, check, refusal, replace, settle, unreplace } from "./writes/replacing";
 import { sameJson } from "./model/settings";
 import { Part, type State } from "./storage/state";
-import type { Writer } from "./writing";
+import type { Writer } from "./writes/writing";
 
 // What an undo of an edit puts back, so what it would overwrite (undo.py CHANGED_FIELDS).
 const CHANGED_FIELDS = ["text", "type", "source", "valid_until", "superseded_by"] as const;

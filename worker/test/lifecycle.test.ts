@@ -1,12 +1,12 @@
 // The fact lifecycle (contract v4): lifecycle.ts's `differences` against tests/golden/lifecycle.json,
-// which tests/test_lifecycle.py checks memories/lifecycle.py against, and the object's routes:
+// which tests/test_lifecycle.py checks memories/writes/lifecycle.py against, and the object's routes:
 // supersedes, as_of and include_stale, proposals, the contradictions queue, resolve, PATCH of the
 // validity, and undo of each. The embedder is vitest.config.ts's bag of words (fake_ai.ts
 // `bagOfWords`), so the cosines the tests expect are computed here the same way.
 import { SELF, env as testEnv, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/lifecycle.json";
-import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSE_MOST, differences, proposals } from "../src/lifecycle";
+import { type Differs, PROPOSE, PROPOSE_CANDIDATES, PROPOSE_MOST, differences, proposals } from "../src/writes/lifecycle";
 import type { MemoryObject } from "../src/memory";
 import { MIGRATIONS, migrate } from "../src/storage/schema";
 import { bagOfWords } from "./fake_ai";

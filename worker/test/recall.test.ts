@@ -2,7 +2,7 @@
 // against memories/recall/ranking.py: the two implementations cannot drift apart unnoticed.
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/recall.json";
-import { distinct } from "../src/dedup";
+import { distinct } from "../src/writes/dedup";
 import { strip, textKey } from "../src/text";
 import {
   type Fused, type Fusion, DEFAULT, SEED, expand, expansionKept, fuse, information, matchExpression, rerank, rerankPlan, vocabularyWords,

@@ -1,4 +1,4 @@
-// The memory's `proposals` setting (replace_at_once.ts mirrors memories/replace_at_once.py): which
+// The memory's `proposals` setting (replace_at_once.ts mirrors memories/writes/replace_at_once.py): which
 // write replaces the one fact it proposes at once (`replacesAtOnce`), PUT /settings's value
 // (`cleanMode`), and, through the object, a trusted write that replaces at once, GET
 // /conflicts?done=true, the undo that gives the old fact back, and a backup's "replace" pair.
@@ -6,7 +6,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Fact } from "../src/facts";
-import { DEFAULT, DONE, MODES, type Proposal, cleanMode, replacesAtOnce } from "../src/replace_at_once";
+import { DEFAULT, DONE, MODES, type Proposal, cleanMode, replacesAtOnce } from "../src/writes/replace_at_once";
 import type { ReviewSetting } from "../src/reviewing";
 import { created } from "./memories";
 

@@ -1,4 +1,4 @@
-// The lifecycle of replacements (issue 45; replacing.ts, as memories/replacing.py): a replaced
+// The lifecycle of replacements (issue 45; replacing.ts, as memories/writes/replacing.py): a replaced
 // fact keeps its own validity and gets it back exactly, only a current fact is replaced, a fact
 // replaced already is not re-pointed, no undo makes a loop (409 undo_refused, forced or not), a
 // pending fact's replacements wait for the owner, and a delete gives back what it replaced while

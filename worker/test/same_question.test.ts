@@ -1,9 +1,9 @@
 // Whether a new fact answers an older one's question (same_question.ts): the examples of
-// tests/test_same_question.py, and tests/golden/same_question.json, which memories/same_question.py
+// tests/test_same_question.py, and tests/golden/same_question.json, which memories/writes/same_question.py
 // answers too (tests/golden/make_same_question.py writes it).
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/same_question.json";
-import { answers } from "../src/same_question";
+import { answers } from "../src/writes/same_question";
 
 type Case = { old: string; new: string; cosine: number; answer: { reason: string; old: string[]; new: string[] } | null };
 const cases = (golden as unknown as { cases: Case[] }).cases;

@@ -1,4 +1,4 @@
-// Undo and backups give back what was there (issue 28 §4; memories/writing.py): a batch with
+// Undo and backups give back what was there (issue 28 §4; memories/writes/writing.py): a batch with
 // `restore` stores each fact as given, an undo that would overwrite a later write is a 409
 // changed_since unless forced (checked again after the embedding's await), and the trash's
 // deletes are pruned apart from the other entries.

@@ -4,7 +4,7 @@
 
 import type { ModelNumbers } from "./embedder";
 import { DEFAULT, type Fusion } from "../recall/ranking";
-import type { Mode } from "../replace_at_once";
+import type { Mode } from "../writes/replace_at_once";
 import type { ReviewSetting } from "../reviewing";
 
 export type Source = "model" | "environment" | "memory";

@@ -7,7 +7,7 @@ import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, c
 import { clientMatches } from "../history";
 import { invalid, notFound, wellFormed } from "../http";
 import { keywordTop } from "./keyword_top";
-import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "../lifecycle";
+import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "../writes/lifecycle";
 import { casefold } from "../text";
 import { idf, information } from "./ranking";
 import type { Expansion } from "./searching";

@@ -5,7 +5,7 @@
 import { embedLacking, factWords, rebuildVocabulary, resetPairs } from "./reindexing";
 import { Part } from "./state";
 import type { FactType } from "./vectors";
-import { storePairs } from "../writing";
+import { storePairs } from "../writes/writing";
 
 // The pairs of facts stored before the table are filled in slices of about this many
 // multiply-adds (a second or two of JavaScript), one slice per alarm, so no event runs long.

@@ -9,7 +9,7 @@ import { vectorsById } from "./by_key";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../model/embedder";
 import { HttpError } from "../http";
 import { type Fusion } from "../recall/ranking";
-import { DEFAULT as PROPOSE, type Mode } from "../replace_at_once";
+import { DEFAULT as PROPOSE, type Mode } from "../writes/replace_at_once";
 import { type ReviewSetting, defaultReview, isDefault } from "../reviewing";
 import { type Sources, processNumbers } from "../model/settings";
 import { TextVectors } from "../recall/text_vectors";

@@ -1,7 +1,7 @@
-// When two texts the model finds nearly the same still say different things: memories/dedup.py,
+// When two texts the model finds nearly the same still say different things: memories/writes/dedup.py,
 // line for line (its docstring says why). tests/golden/recall.json holds both to the same answers.
 
-import { textKey } from "./text";
+import { textKey } from "../text";
 
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{L}[\p{L}\p{N}]*/gu;
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));

@@ -1,5 +1,5 @@
 """Whether a write replaces the fact it proposes at once: the memory's `proposals` setting.
-worker/src/replace_at_once.ts mirrors it.
+worker/src/writes/replace_at_once.ts mirrors it.
 
 `propose` (the default) keeps every proposal for a client (the agent, the owner) to decide.
 `replace`: a fact written alone by a client or with a source the memory trusts (reviewing.py's
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlite3
 
 from . import replacing
-from .facts import Fact, InvalidInput
-from .reviewing import reviewed_by
+from ..facts import Fact, InvalidInput
+from ..reviewing import reviewed_by
 
 MODES = ("propose", "replace")
 DEFAULT = "propose"

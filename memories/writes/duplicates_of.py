@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .dedup import SUBJECT_FLOOR, distinct, same_but_subject, spellings
-from .facts import NEAR_CANDIDATES, Fact, now, text_key
+from ..facts import NEAR_CANDIDATES, Fact, now, text_key
 from .lifecycle import is_current
-from .recall.reading import Reader
-from .storage.state import State
+from ..recall.reading import Reader
+from ..storage.state import State
 
 CURRENT = "(valid_until IS NULL OR valid_until > ?)"
 

@@ -1,9 +1,9 @@
 // What a new fact says changed, when it does not keep the old one's sentence: the thing a change
-// word is about, and a measure's new amount. memories/what_changed.py, line for line (its docstring
+// word is about, and a measure's new amount. memories/writes/what_changed.py, line for line (its docstring
 // says why); tests/golden/same_question.json holds both to the same answers.
 
 import type { Words } from "./same_question";
-import { DIGIT, first, UPPER } from "./text";
+import { DIGIT, first, UPPER } from "../text";
 
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));
 // The change words whose thing is the old fact's: "switched the broadband", "The office moved".

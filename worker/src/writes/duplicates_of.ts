@@ -1,13 +1,13 @@
-// Which stored fact a write duplicates: memories/duplicates_of.py, line for line (its docstring
+// Which stored fact a write duplicates: memories/writes/duplicates_of.py, line for line (its docstring
 // says why). The write path (writing.ts) asks, inside its transaction.
 
 import { distinct, sameButSubject, spellings, SUBJECT_FLOOR } from "./dedup";
-import { type Fact, stamp } from "./facts";
+import { type Fact, stamp } from "../facts";
 import { currentClosest } from "./lifecycle";
-import type { Reader } from "./recall/reading";
-import { Part, type State } from "./storage/state";
-import { textKey } from "./text";
-import type { FactType } from "./storage/vectors";
+import type { Reader } from "../recall/reading";
+import { Part, type State } from "../storage/state";
+import { textKey } from "../text";
+import type { FactType } from "../storage/vectors";
 
 const NEAR_CANDIDATES = 10;  // same-type neighbours over the threshold that dedup looks at
 

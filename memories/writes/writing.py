@@ -15,22 +15,22 @@ from functools import partial
 
 import numpy as np
 
-from .storage.codes import exact_all
+from ..storage.codes import exact_all
 from .duplicates_of import Duplicates
-from .facts import (FACT_COLUMNS, AddResult, Conflict, Fact, IdTaken, InvalidInput,
+from ..facts import (FACT_COLUMNS, AddResult, Conflict, Fact, IdTaken, InvalidInput,
                     Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
 from . import replacing
 from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, proposals
-from .storage.pairs import MARGIN
+from ..storage.pairs import MARGIN
 from .replace_at_once import replace_now, replaces_at_once
-from .reviewing import clean_ids, reviewed_by
-from .forgetting import drop_unheld_words
-from .history import Entry, History
-from .conflicts import pairs_of
-from .recall.reading import Reader
-from .storage.reindexing import word_vectors
-from .storage.state import State, to_blob
+from ..reviewing import clean_ids, reviewed_by
+from ..forgetting import drop_unheld_words
+from ..history import Entry, History
+from ..conflicts import pairs_of
+from ..recall.reading import Reader
+from ..storage.reindexing import word_vectors
+from ..storage.state import State, to_blob
 
 
 RESTORED = "from a backup: stored as it was, without the duplicate check"

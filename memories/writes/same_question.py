@@ -1,5 +1,5 @@
 """Whether a new fact answers the same question as an older one with another answer: what makes
-a proposal ("this may replace #12"). worker/src/same_question.ts mirrors it line for line, and
+a proposal ("this may replace #12"). worker/src/writes/same_question.ts mirrors it line for line, and
 tests/golden/same_question.json holds both to the same answers.
 
 Two facts answer one question when they keep one frame (the same subject, the same attribute or

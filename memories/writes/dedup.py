@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .facts import text_key
+from ..facts import text_key
 
 CAPITALISED = re.compile(r"(?<![^\W_])[^\W\d_][^\W_]*", re.UNICODE)
 NEGATIONS = frozenset("not no never none nobody nothing nowhere neither nor cannot without n't".split())

@@ -1,4 +1,4 @@
-// How a write lands (memories/writing.py): add, batch (and its dry run), edit, delete, the
+// How a write lands (memories/writes/writing.py): add, batch (and its dry run), edit, delete, the
 // owner's review and the memory's own settings, with the exact and near duplicate checks that
 // decide them, and the step that writes a fact's pairs, which background.ts uses too. Reindex is
 // reindexing.ts's, a replacement's validity replacing.ts's; the undo of an entry (undo.ts) and a
@@ -12,23 +12,23 @@
 // last await.
 
 import { Duplicates } from "./duplicates_of";
-import { pairsOf } from "./conflicts";
-import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "./facts";
-import { dropUnheldWords } from "./forgetting";
-import { type Entry, type History, MAX_NOTE, type Op } from "./history";
-import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "./http";
+import { pairsOf } from "../conflicts";
+import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "../facts";
+import { dropUnheldWords } from "../forgetting";
+import { type Entry, type History, MAX_NOTE, type Op } from "../history";
+import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "../http";
 import { PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
-import type { Fusion } from "./recall/ranking";
-import type { Reader } from "./recall/reading";
+import type { Fusion } from "../recall/ranking";
+import type { Reader } from "../recall/reading";
 import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
-import { embedLacking } from "./storage/reindexing";
-import { cleanIds, reviewedBy } from "./reviewing";
-import { sameJson } from "./model/settings";
-import { Part, type State, toBlob } from "./storage/state";
-import { textKey } from "./text";
-import { dot } from "./storage/vector_math";
-import { type FactType, type Top } from "./storage/vectors";
+import { embedLacking } from "../storage/reindexing";
+import { cleanIds, reviewedBy } from "../reviewing";
+import { sameJson } from "../model/settings";
+import { Part, type State, toBlob } from "../storage/state";
+import { textKey } from "../text";
+import { dot } from "../storage/vector_math";
+import { type FactType, type Top } from "../storage/vectors";
 
 
 /** A fact a batch stored inside its transaction, for the matrix once that commits. */

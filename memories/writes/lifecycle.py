@@ -1,6 +1,6 @@
 """What is true now: which facts are current, what a new fact may replace, and what differs
 between two facts. The write path (writing.py) and the read path (searching.py, reading.py) ask
-this file; worker/src/lifecycle.ts mirrors it, and tests/golden/lifecycle.json holds both to the
+this file; worker/src/writes/lifecycle.ts mirrors it, and tests/golden/lifecycle.json holds both to the
 same answers.
 
 A fact is current while its `valid_until` is null or still ahead. Replacing a fact sets its
@@ -15,7 +15,7 @@ import re
 
 from .dedup import NEGATIONS, calendar, mentions, names, numbers, words
 from .same_question import Answer, answers
-from .facts import MAX_FACT_ID, InvalidInput, clean_id, clean_time, now, valid_unicode
+from ..facts import MAX_FACT_ID, InvalidInput, clean_id, clean_time, now, valid_unicode
 
 # A created fact proposes a current same-type fact as one it may replace when both answer one
 # question (same_question.py). The candidates are its closest PROPOSE_CANDIDATES at or above

@@ -1,5 +1,5 @@
 // Whether a new fact answers the same question as an older one with another answer: what makes
-// a proposal ("this may replace #12"). memories/same_question.py, line for line (its docstring
+// a proposal ("this may replace #12"). memories/writes/same_question.py, line for line (its docstring
 // says why); tests/golden/same_question.json holds both to the same answers.
 //
 // Two facts answer one question when they keep one frame (the same subject, the same attribute or
@@ -26,7 +26,7 @@
 // assign; characters newer than one side's tables may still differ.
 
 import { CALENDAR, NUMBER_WORDS } from "./dedup";
-import { DIGIT, first, UPPER } from "./text";
+import { DIGIT, first, UPPER } from "../text";
 import { MEASURED, measure, saidUp, SWITCHES, switched, takenBack } from "./what_changed";
 
 const set = (words: string) => new Set(words.split(/\s+/).filter(Boolean));

@@ -1,5 +1,5 @@
 // Whether a write replaces the fact it proposes at once: the memory's `proposals` setting.
-// memories/replace_at_once.py mirrors it, line for line.
+// memories/writes/replace_at_once.py mirrors it, line for line.
 //
 // `propose` (the default) keeps every proposal for a client (the agent, the owner) to decide.
 // `replace`: a fact written alone by a client or with a source the memory trusts (reviewing.ts's
@@ -8,12 +8,12 @@
 // (`resolution` "replace"). Two or three proposals mean the write answers more than one question,
 // or the rule is unsure which: those wait for a decision, as a batch's (an import's) do.
 
-import type { Fact } from "./facts";
-import { invalid } from "./http";
+import type { Fact } from "../facts";
+import { invalid } from "../http";
 import type { Differs } from "./lifecycle";
-import type { Reader } from "./recall/reading";
+import type { Reader } from "../recall/reading";
 import { replace } from "./replacing";
-import { type ReviewSetting, reviewedBy } from "./reviewing";
+import { type ReviewSetting, reviewedBy } from "../reviewing";
 
 export const MODES = ["propose", "replace"] as const;
 export type Mode = (typeof MODES)[number];

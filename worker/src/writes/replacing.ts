@@ -1,4 +1,4 @@
-// Which fact replaces which, and what that does to the old fact's validity (memories/replacing.py,
+// Which fact replaces which, and what that does to the old fact's validity (memories/writes/replacing.py,
 // line for line; then writing.py's `_replaceable`, `_validity` and `_undone_validity`: what a
 // write, a PATCH and an edit's undo may replace). Every way a replacement is made or taken back (a
 // write's `supersedes`, PATCH's `superseded_by`, a conflict's resolution, a delete, an undo, the
@@ -12,9 +12,9 @@
 // Taking a replacement back (un-replacing, or deleting the fact that replaced it) gives the old
 // fact its own validity again, exactly.
 
-import { FACT_COLUMNS, type Fact, asFact, validFrom } from "./facts";
-import type { Entry } from "./history";
-import { HttpError, invalid, undoRefused } from "./http";
+import { FACT_COLUMNS, type Fact, asFact, validFrom } from "../facts";
+import type { Entry } from "../history";
+import { HttpError, invalid, undoRefused } from "../http";
 import { isCurrent } from "./lifecycle";
 
 // valid_until of each fact replaced by one of the ids (?2, a JSON array), or of every replaced fact

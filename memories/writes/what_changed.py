@@ -2,7 +2,7 @@
 word is about, and a measure's new amount. same_question.py asks these when its frame test cannot
 see the question both answer ("The owner's password manager is LastPass." / "The owner moved from
 LastPass to Bitwarden."; "5 mg of amlodipine" / "The doctor raised the amlodipine dose to 10 mg.").
-worker/src/what_changed.ts mirrors it line for line; tests/golden/same_question.json holds both to
+worker/src/writes/what_changed.ts mirrors it line for line; tests/golden/same_question.json holds both to
 the same answers. Each rule was found on the seen sets of benchmarks/lifecycle.py.
 """
 

@@ -1,4 +1,4 @@
-// What is true now (memories/lifecycle.py, line for line): which facts are current, what a new
+// What is true now (memories/writes/lifecycle.py, line for line): which facts are current, what a new
 // fact may replace, and what differs between two facts. The write path (writing.ts) and the read
 // path (searching.ts, reading.ts) ask this file; tests/golden/lifecycle.json holds both memories
 // to the same `differences`.
@@ -9,10 +9,10 @@
 // Nothing is replaced unless a client asks: a write only proposes (`conflicts`).
 
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
-import { type Fact, MAX_FACT_ID, cleanId, cleanTime, stamp } from "./facts";
-import { invalid, wellFormed } from "./http";
+import { type Fact, MAX_FACT_ID, cleanId, cleanTime, stamp } from "../facts";
+import { invalid, wellFormed } from "../http";
 import { type Answer, answers } from "./same_question";
-import { SPACE, casefold } from "./text";
+import { SPACE, casefold } from "../text";
 
 // A created fact proposes a current same-type fact as one it may replace when both answer one
 // question (same_question.ts). The candidates are its closest PROPOSE_CANDIDATES at or above

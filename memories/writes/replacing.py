@@ -2,7 +2,7 @@
 replacement is made or taken back (a write's `supersedes`, PATCH's `superseded_by`, a conflict's
 resolution, a delete, an undo, the owner's approval) goes through the checks and the one rule
 here, so none can make a loop, replace a fact that is not current, or hide the owner's fact
-behind one still waiting in the inbox. worker/src/replacing.ts mirrors it.
+behind one still waiting in the inbox. worker/src/writes/replacing.ts mirrors it.
 
 A replaced fact keeps the validity it had in `own_valid_until`. Its `valid_until` is the earlier
 of that and the replacement's time (the later of the two facts' creation) once the replacing fact
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from .facts import FACT_COLUMNS, Fact, InvalidInput
+from ..facts import FACT_COLUMNS, Fact, InvalidInput
 from .lifecycle import is_current
 
 # valid_until of each fact replaced by one of the ids (a JSON array), or of every replaced fact
