@@ -1,6 +1,6 @@
 """What "forget for good" removes from the dashboard's own records, beside the memory's: the
 audit log's entries of the fact (an evaluation set's load records each fact it stored, text and
-all) and any other entry that quotes its text. The memory's side is memories/forgetting.py."""
+all) and any other entry that quotes its text. The memory's side is memories/review/forgetting.py."""
 
 from __future__ import annotations
 

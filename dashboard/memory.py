@@ -7,7 +7,7 @@ functions here take that name as an argument.
 
 Every call names the dashboard and, after a space, the person signed in (`dashboard alice`): the
 memory's history says who did what, and counts it as the owner's review as it counts `dashboard`
-(a name and what follows a space are one client to it: memories/reviewing.py `named`).
+(a name and what follows a space are one client to it: memories/review/reviewing.py `named`).
 
 A page gets one deadline (MEMORY_TIMEOUT) for all its calls to the memory, set by the
 middleware: httpx's timeouts apply to each read, so a service that trickles a byte every

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .recall.ranking import PRESETS, Fusion
 from . import backup
-from .history import DEFAULT_KEEP as HISTORY_KEEP
+from .review.history import DEFAULT_KEEP as HISTORY_KEEP
 from .recall.recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .store import Memory
 

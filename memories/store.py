@@ -27,22 +27,22 @@ from pathlib import Path
 
 from .storage.background import Background
 from .writes import replace_at_once
-from . import reviewing
-from .conflicts import Conflicts, pairs_of
+from .review import reviewing
+from .review.conflicts import Conflicts, pairs_of
 from .model.embeddings import Embedder
 from .facts import AddResult, Fact
-from .forgetting import forget
-from .history import DEFAULT_KEEP as HISTORY_KEEP
-from .history import Entry, History
+from .review.forgetting import forget
+from .review.history import DEFAULT_KEEP as HISTORY_KEEP
+from .review.history import Entry, History
 from .recall.reading import Reader
 from .recall.ranking import DEFAULT, Fusion
 from .recall.recall_log import DEFAULT_KEEP as RECALL_LOG_KEEP
 from .recall.recall_log import RecallEntry, RecallLog
-from .review import Review
+from .review.near_duplicates import Review
 from .recall.searching import Searcher
 from .storage.state import State
 from .storage.reindexing import reindex
-from .undo import Undo
+from .review.undo import Undo
 from .writes.writing import Writer
 
 

@@ -1,6 +1,6 @@
 """The memory's history names the person at the desk: the dashboard writes as `dashboard alice`, and
 both memories count that as the owner's review exactly as they count `dashboard` (a name and what
-follows a space are one client: memories/reviewing.py `named`); an import is `dashboard-import
+follows a space are one client: memories/review/reviewing.py `named`); an import is `dashboard-import
 alice`, not a review. Against the local service and the Worker, over real HTTP."""
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def test_an_import_by_a_person_is_theirs_and_waits_for_review(alice, service):
 
 def test_a_name_the_header_cannot_carry_is_escaped_and_cut_to_fit():
     from dashboard.memory import client_name, speak_for
-    from memories.history import clean_client
+    from memories.review.history import clean_client
 
     try:
         speak_for("josé")  # (createsuperuser takes any letter; the Accounts page only ASCII)

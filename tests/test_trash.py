@@ -1,7 +1,7 @@
 """The trash is the history's deletes: ordinary writes never push them out. A delete stays
 undoable for 30 days and while it is among the last 1,000, whichever is longer."""
 
-from memories import history
+from memories.review import history
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ..facts import (FACT_COLUMNS, MAX_FILTER, MAX_SOURCE, ORDERS, Fact, InvalidInput, NotFound, clean_order, clean_type, decode_cursor,
                     encode_cursor, valid_unicode)
-from ..history import client_matches
+from ..review.history import client_matches
 from ..writes.lifecycle import clean_as_of, clean_status, status_filter
 from .ranking import idf, information, quote
 from ..storage.state import State

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import asdict, dataclass
 
 from ..facts import InvalidInput, NotFound, StoreError, now, valid_unicode
-from ..history import clean_page_cursor, client_matches
+from ..review.history import clean_page_cursor, client_matches
 from ..storage.migrations import transaction
 from ..storage.state import State
 

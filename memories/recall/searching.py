@@ -22,7 +22,7 @@ from functools import cache, partial
 import numpy as np
 
 from ..facts import MODES, Fact, InvalidInput, check_query
-from ..history import edited_after
+from ..review.history import edited_after
 from ..writes.lifecycle import clean_as_of, is_current
 from ..writes.lifecycle import hidden as hidden_sql
 from .outdated import newer_first, older_of

@@ -14,7 +14,7 @@ import sqlite3
 
 from . import replacing
 from ..facts import Fact, InvalidInput
-from ..reviewing import reviewed_by
+from ..review.reviewing import reviewed_by
 
 MODES = ("propose", "replace")
 DEFAULT = "propose"

@@ -24,10 +24,10 @@ from . import replacing
 from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, proposals
 from ..storage.pairs import MARGIN
 from .replace_at_once import replace_now, replaces_at_once
-from ..reviewing import clean_ids, reviewed_by
-from ..forgetting import drop_unheld_words
-from ..history import Entry, History
-from ..conflicts import pairs_of
+from ..review.reviewing import clean_ids, reviewed_by
+from ..review.forgetting import drop_unheld_words
+from ..review.history import Entry, History
+from ..review.conflicts import pairs_of
 from ..recall.reading import Reader
 from ..storage.reindexing import word_vectors
 from ..storage.state import State, to_blob

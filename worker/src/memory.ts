@@ -7,25 +7,25 @@
 import { DurableObject } from "cloudflare:workers";
 import openapi from "../../docs/openapi.json";
 import { Background } from "./storage/background";
-import { Conflicts } from "./conflicts";
+import { Conflicts } from "./review/conflicts";
 import { directory, noMemory } from "./directory";
 import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
-import { forget } from "./forgetting";
+import { forget } from "./review/forgetting";
 import { CONTENT_TYPE as METRICS_TYPE, type Held, Metrics, routeOf } from "./metrics";
-import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./history";
+import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./review/history";
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./http";
 import { Reader } from "./recall/reading";
 import { DEFAULT_KEEP as RECALL_LOG_KEEP, RecallLog } from "./recall/recall_log";
 import { reindex } from "./storage/reindexing";
 import { DEFAULT as PROPOSE, cleanMode } from "./writes/replace_at_once";
-import { Review } from "./review";
-import { cleanReview, isDefault } from "./reviewing";
+import { Review } from "./review/near_duplicates";
+import { cleanReview, isDefault } from "./review/reviewing";
 import { migrate } from "./storage/schema";
 import { Searcher, fusionParam } from "./recall/searching";
 import { settingsAnswer } from "./model/settings";
 import { State, envCount } from "./storage/state";
 import { textKey } from "./text";
-import { Undo } from "./undo";
+import { Undo } from "./review/undo";
 import { Writer } from "./writes/writing";
 
 export class MemoryObject extends DurableObject<Env> {

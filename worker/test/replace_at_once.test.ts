@@ -7,7 +7,7 @@ import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Fact } from "../src/facts";
 import { DEFAULT, DONE, MODES, type Proposal, cleanMode, replacesAtOnce } from "../src/writes/replace_at_once";
-import type { ReviewSetting } from "../src/reviewing";
+import type { ReviewSetting } from "../src/review/reviewing";
 import { created } from "./memories";
 
 const fact = (id: number, superseded_by: number | null = null): Fact => ({

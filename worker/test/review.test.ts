@@ -1,4 +1,4 @@
-// The owner's review (docs/memory-api.md, "Review"; reviewing.ts mirrors memories/reviewing.py):
+// The owner's review (docs/memory-api.md, "Review"; reviewing.ts mirrors memories/review/reviewing.py):
 // migration 9, which writes land reviewed, an edit that unreviews, restores that keep reviewed_at,
 // GET /facts?reviewed= (and its client and source_prefix filters), POST /facts/review and its
 // undo, the `review` setting and the pending facts recall leaves out. And what came with it: a

@@ -5,7 +5,7 @@
 import type { ModelNumbers } from "./embedder";
 import { DEFAULT, type Fusion } from "../recall/ranking";
 import type { Mode } from "../writes/replace_at_once";
-import type { ReviewSetting } from "../reviewing";
+import type { ReviewSetting } from "../review/reviewing";
 
 export type Source = "model" | "environment" | "memory";
 export interface Sources { duplicate: Source; review_floor: Source; expand: Source }

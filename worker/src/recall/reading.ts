@@ -4,7 +4,7 @@
 
 import { byKey } from "../storage/by_key";
 import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "../facts";
-import { clientMatches } from "../history";
+import { clientMatches } from "../review/history";
 import { invalid, notFound, wellFormed } from "../http";
 import { keywordTop } from "./keyword_top";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "../writes/lifecycle";

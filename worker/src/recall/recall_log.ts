@@ -6,7 +6,7 @@
 
 import { chars, stamp } from "../facts";
 import { invalid, notFound, wellFormed } from "../http";
-import { cleanPageCursor, clientMatches } from "../history";
+import { cleanPageCursor, clientMatches } from "../review/history";
 import type { Fusion } from "./ranking";
 import { Part, type State } from "../storage/state";
 

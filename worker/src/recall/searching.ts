@@ -3,7 +3,7 @@
 // the keyword and the vector lists, fuse them (recall.ts, pure), read the rows, rerank the fused
 // top, answer. The rows and the keyword reads come from reading.ts, the vectors from the matrix.
 
-import { editedAfter } from "../history";
+import { editedAfter } from "../review/history";
 import { newerFirst, olderOf } from "./outdated";
 import type { Background } from "../storage/background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "../facts";

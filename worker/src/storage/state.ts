@@ -10,7 +10,7 @@ import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor
 import { HttpError } from "../http";
 import { type Fusion } from "../recall/ranking";
 import { DEFAULT as PROPOSE, type Mode } from "../writes/replace_at_once";
-import { type ReviewSetting, defaultReview, isDefault } from "../reviewing";
+import { type ReviewSetting, defaultReview, isDefault } from "../review/reviewing";
 import { type Sources, processNumbers } from "../model/settings";
 import { TextVectors } from "../recall/text_vectors";
 import { BLOCK, FACT_BITS, type FactType, TYPES, VectorIndex } from "./vectors";

@@ -13,7 +13,7 @@ import { invalid } from "../http";
 import type { Differs } from "./lifecycle";
 import type { Reader } from "../recall/reading";
 import { replace } from "./replacing";
-import { type ReviewSetting, reviewedBy } from "../reviewing";
+import { type ReviewSetting, reviewedBy } from "../review/reviewing";
 
 export const MODES = ["propose", "replace"] as const;
 export type Mode = (typeof MODES)[number];

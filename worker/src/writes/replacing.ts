@@ -13,7 +13,7 @@
 // fact its own validity again, exactly.
 
 import { FACT_COLUMNS, type Fact, asFact, validFrom } from "../facts";
-import type { Entry } from "../history";
+import type { Entry } from "../review/history";
 import { HttpError, invalid, undoRefused } from "../http";
 import { isCurrent } from "./lifecycle";
 

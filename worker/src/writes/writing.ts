@@ -12,10 +12,10 @@
 // last await.
 
 import { Duplicates } from "./duplicates_of";
-import { pairsOf } from "../conflicts";
+import { pairsOf } from "../review/conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "../facts";
-import { dropUnheldWords } from "../forgetting";
-import { type Entry, type History, MAX_NOTE, type Op } from "../history";
+import { dropUnheldWords } from "../review/forgetting";
+import { type Entry, type History, MAX_NOTE, type Op } from "../review/history";
 import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "../http";
 import { PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
 import type { Fusion } from "../recall/ranking";
@@ -23,7 +23,7 @@ import type { Reader } from "../recall/reading";
 import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
 import { embedLacking } from "../storage/reindexing";
-import { cleanIds, reviewedBy } from "../reviewing";
+import { cleanIds, reviewedBy } from "../review/reviewing";
 import { sameJson } from "../model/settings";
 import { Part, type State, toBlob } from "../storage/state";
 import { textKey } from "../text";

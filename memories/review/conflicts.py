@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from .facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
+from ..facts import FACT_COLUMNS, Fact, InvalidInput, NotFound, clean_id, now
 from .history import clean_page_cursor
-from .writes.lifecycle import clean_pair, clean_resolution, differences, is_current
-from .writes import replace_at_once
-from .storage.state import State
+from ..writes.lifecycle import clean_pair, clean_resolution, differences, is_current
+from ..writes import replace_at_once
+from ..storage.state import State
 
 if TYPE_CHECKING:
     from .history import History
-    from .writes.writing import Writer
+    from ..writes.writing import Writer
 
 RESTORED_PAIR = "from a backup: the pair as it was resolved"
 

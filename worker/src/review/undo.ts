@@ -1,4 +1,4 @@
-// The undo of one history entry (POST /history/{id}/undo; memories/undo.py `undo`): each is
+// The undo of one history entry (POST /history/{id}/undo; memories/review/undo.py `undo`): each is
 // the write that puts back what the entry changed (a delete's undo restores the fact, an add's
 // deletes it, an edit's edits it back), recorded as an entry naming the one it undoes. An undo
 // that would overwrite what was written since is a 409 changed_since unless forced; one that would
@@ -6,15 +6,15 @@
 // current: replacing.ts) is a 409 undo_refused, forced or not.
 
 import { type Conflicts, type Resolved, putPairs, resolution } from "./conflicts";
-import type { Fact } from "./facts";
+import type { Fact } from "../facts";
 import type { Entry, History } from "./history";
-import { HttpError } from "./http";
-import type { Pair } from "./writes/lifecycle";
-import type { Reader } from "./recall/reading";
-import { type Replaced, check, refusal, replace, settle, unreplace } from "./writes/replacing";
-import { sameJson } from "./model/settings";
-import { Part, type State } from "./storage/state";
-import type { Writer } from "./writes/writing";
+import { HttpError } from "../http";
+import type { Pair } from "../writes/lifecycle";
+import type { Reader } from "../recall/reading";
+import { type Replaced, check, refusal, replace, settle, unreplace } from "../writes/replacing";
+import { sameJson } from "../model/settings";
+import { Part, type State } from "../storage/state";
+import type { Writer } from "../writes/writing";
 
 // What an undo of an edit puts back, so what it would overwrite (undo.py CHANGED_FIELDS).
 const CHANGED_FIELDS = ["text", "type", "source", "valid_until", "superseded_by"] as const;

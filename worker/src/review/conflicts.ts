@@ -1,17 +1,17 @@
-// The contradictions' resolution and a backup's pairs (memories/conflicts.py `resolve` and
+// The contradictions' resolution and a backup's pairs (memories/review/conflicts.py `resolve` and
 // `restore`, with its `set_resolution`, `restore_pairs`, `pairs_of` and `put_pairs`): "replace" and
 // "keep_old" replace one fact by the other, an edit of the one replaced (writing.ts, replacing.ts);
 // "keep_both" marks the pair, which is never proposed again. Each is one history entry, undoable
 // (undo.ts). The queue itself is read by review.ts.
 
-import { type Fact, cleanId } from "./facts";
+import { type Fact, cleanId } from "../facts";
 import type { History } from "./history";
-import { invalid } from "./http";
-import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "./writes/lifecycle";
-import type { Reader } from "./recall/reading";
-import { Part, type State } from "./storage/state";
-import { dot } from "./storage/vector_math";
-import type { Writer } from "./writes/writing";
+import { invalid } from "../http";
+import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "../writes/lifecycle";
+import type { Reader } from "../recall/reading";
+import { Part, type State } from "../storage/state";
+import { dot } from "../storage/vector_math";
+import type { Writer } from "../writes/writing";
 
 export const RESTORED_PAIR = "from a backup: the pair as it was resolved";
 

@@ -1,9 +1,9 @@
-// Whether the owner has looked at a fact (memories/reviewing.py, line for line): which writes count
+// Whether the owner has looked at a fact (memories/review/reviewing.py, line for line): which writes count
 // as reviewed, and the memory's `review` setting (docs/memory-api.md, "Review"). The write path
 // (writing.ts) asks `reviewedBy`; recall asks for the pending facts through lifecycle.ts `hidden`.
 
-import { MAX_CLIENT, cleanId } from "./facts";
-import { invalid } from "./http";
+import { MAX_CLIENT, cleanId } from "../facts";
+import { invalid } from "../http";
 
 export const DASHBOARD = "dashboard";  // the owner's own client: what it writes is reviewed
 export const MODES = ["after", "before"] as const;  // an unreviewed fact is recalled at once, or only once reviewed

@@ -1,4 +1,4 @@
-// What "forget for good" removes (DELETE /history?fact_id=N; memories/forgetting.py), in one
+// What "forget for good" removes (DELETE /history?fact_id=N; memories/review/forgetting.py), in one
 // transaction: every history entry of the fact, and every copy of it in other facts' entries (an
 // add's or a delete's `replaced`, a delete's `pairs`, whose `differs` quote its words), its
 // proposals, its text in the recall log (the rows keep its id, marked forgotten), the words of its
@@ -6,10 +6,10 @@
 // (text_vectors.ts). Then the keyword index is merged: FTS5 keeps a deleted row's terms in its
 // segments until they merge.
 
-import { vocabularyWords } from "./recall/ranking";
-import type { RecallLog } from "./recall/recall_log";
-import type { State } from "./storage/state";
-import { casefold } from "./text";
+import { vocabularyWords } from "../recall/ranking";
+import type { RecallLog } from "../recall/recall_log";
+import type { State } from "../storage/state";
+import { casefold } from "../text";
 
 /** The history entries removed. Words another fact holds stay; so do a fact's own while it is
  * still in the memory (forgetting its past texts only). */

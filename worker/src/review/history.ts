@@ -1,12 +1,12 @@
-// What was done to the memory, by which client (memories/history.py): one entry a write, written
+// What was done to the memory, by which client (memories/review/history.py): one entry a write, written
 // inside the write's own `transactionSync` (so a write and its entry commit together or not at
 // all), and the newest `keep` entries kept. The write path (writing.ts) records; the undo of an
 // entry is a write too (undo.ts).
 
-import { type Fact, MAX_CLIENT, stamp } from "./facts";
-import type { Fusion } from "./recall/ranking";
-import { HttpError, invalid, notFound } from "./http";
-import { Part, type State } from "./storage/state";
+import { type Fact, MAX_CLIENT, stamp } from "../facts";
+import type { Fusion } from "../recall/ranking";
+import { HttpError, invalid, notFound } from "../http";
+import { Part, type State } from "../storage/state";
 
 export { MAX_CLIENT };  // (kept in facts.ts, so reviewing.ts reads it without a cycle through state.ts)
 

@@ -1,18 +1,18 @@
 """Undo: one history entry taken back, recorded as a new entry that names it. What each kind of
 entry undoes is a write of its own (writing.py, conflicts.py); this file says which, what an undo
 would overwrite (ChangedSince, unless forced), and what a deleted fact brings back with it (its
-pairs, and the facts it replaced: replacing.py). worker/src/undo.ts mirrors it."""
+pairs, and the facts it replaced: replacing.py). worker/src/review/undo.ts mirrors it."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from .writes import replacing
+from ..writes import replacing
 from .conflicts import Conflicts, put_pairs
-from .facts import AlreadyUndone, ChangedSince, Fact, InvalidInput
+from ..facts import AlreadyUndone, ChangedSince, Fact, InvalidInput
 from .history import Entry
-from .storage.state import State
-from .writes.writing import Writer
+from ..storage.state import State
+from ..writes.writing import Writer
 
 CHANGED_FIELDS = ("text", "type", "source", "valid_until", "superseded_by")  # what an undo puts back, so what it would overwrite
 

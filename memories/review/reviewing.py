@@ -1,10 +1,10 @@
 """Whether the owner has looked at a fact: which writes count as reviewed, and the memory's `review`
 setting (docs/memory-api.md, "Review"). The write path (writing.py) asks `reviewed_by`; recall
-asks `pending` through lifecycle.hidden. worker/src/reviewing.ts mirrors it."""
+asks `pending` through lifecycle.hidden. worker/src/review/reviewing.ts mirrors it."""
 
 from __future__ import annotations
 
-from .facts import InvalidInput, clean_id
+from ..facts import InvalidInput, clean_id
 from .history import MAX_CLIENT
 
 DASHBOARD = "dashboard"  # the owner's own client: what it writes is reviewed

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from .recall.ranking import vocabulary_words
-from .recall.recall_log import RecallLog
-from .storage.state import State
-from .storage.vocabulary import words_of
+from ..recall.ranking import vocabulary_words
+from ..recall.recall_log import RecallLog
+from ..storage.state import State
+from ..storage.vocabulary import words_of
 
 
 def forget(state: State, recall_log: RecallLog, fact_id: int) -> int:

@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from .facts import AlreadyUndone, Fact, InvalidInput, NotFound, now, stamp
+from ..facts import AlreadyUndone, Fact, InvalidInput, NotFound, now, stamp
 
 if TYPE_CHECKING:  # (state.py reads the settings' defaults through reviewing.py, which imports this)
-    from .storage.state import State
+    from ..storage.state import State
 
 OPS = ("add", "edit", "delete", "restore", "settings", "resolve", "review")
 DEFAULT_KEEP = 10_000

@@ -1,19 +1,19 @@
-// What review asks of the memory (memories/review.py): the pairs of near duplicates over a
+// What review asks of the memory (memories/review/near_duplicates.py): the pairs of near duplicates over a
 // threshold, each fact's nearest same-type cosine (the histogram), a fact's neighbours, and the
-// open proposals (the contradictions queue, memories/conflicts.py), or every pair it keeps, for a
+// open proposals (the contradictions queue, memories/review/conflicts.py), or every pair it keeps, for a
 // backup; resolving and a backup's restore are writes (conflicts.ts). At or above the floor the
 // pairs kept on write answer; until the fill (background.ts) has caught up they are a 503
 // `building` that says how far it is: all pairs in JavaScript would pass the CPU limit of a big
 // memory. Below the floor every pair is computed, as review.py does.
 
-import { distinct } from "./writes/dedup";
-import { type Fact, cleanType, stamp } from "./facts";
+import { distinct } from "../writes/dedup";
+import { type Fact, cleanType, stamp } from "../facts";
 import { cleanPageCursor } from "./history";
-import { HttpError } from "./http";
-import type { Reader } from "./recall/reading";
-import { DONE as REPLACED } from "./writes/replace_at_once";
-import { Part, type State } from "./storage/state";
-import { type FactType, TYPES } from "./storage/vectors";
+import { HttpError } from "../http";
+import type { Reader } from "../recall/reading";
+import { DONE as REPLACED } from "../writes/replace_at_once";
+import { Part, type State } from "../storage/state";
+import { type FactType, TYPES } from "../storage/vectors";
 
 const RETRY_AFTER = 5;  // seconds: a few slices of the fill, one an alarm
 

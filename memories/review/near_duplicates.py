@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .writes.dedup import distinct
-from .facts import Fact, MemoryFull, clean_type
-from .storage.pairs import top
-from .recall.reading import Reader
-from .storage.state import State
-from .storage.vectors import TYPES
+from ..writes.dedup import distinct
+from ..facts import Fact, MemoryFull, clean_type
+from ..storage.pairs import top
+from ..recall.reading import Reader
+from ..storage.state import State
+from ..storage.vectors import TYPES
 
 
 class Review:
