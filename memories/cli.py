@@ -76,7 +76,7 @@ def memory_at(db: str, embedder) -> Memory:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .service import create_app
+    from .serving.service import create_app
 
     secret = os.environ.get("MEMORY_SECRET", "")
     if not secret:
@@ -97,7 +97,7 @@ def serve_dir(args: argparse.Namespace, secret: str) -> int:
     import uvicorn
 
     from .model.embeddings import load_embedder
-    from .memory_folder import MemoryFolder
+    from .serving.memory_folder import MemoryFolder
 
     embedder = load_embedder()
     folder = MemoryFolder(Path(args.dir), secret, embedder, lambda path: memory_at(str(path), embedder))
@@ -375,7 +375,7 @@ def tcp_port(value: str) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
-    from .mcp_server import main as serve_mcp
+    from .serving.mcp_server import main as serve_mcp
 
     return serve_mcp(args.memory, args.http)
 

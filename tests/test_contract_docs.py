@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memories.openapi import openapi_document
+from memories.serving.openapi import openapi_document
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGE = (DOCS / "memory-api.md").read_text(encoding="utf-8")
@@ -26,7 +26,7 @@ def operations():
 
 
 def test_the_committed_openapi_json_is_what_the_service_serves():
-    # The Worker serves docs/openapi.json; the service builds it from memories/openapi.py.
+    # The Worker serves docs/openapi.json; the service builds it from memories/serving/openapi.py.
     assert json.loads((DOCS / "openapi.json").read_text()) == openapi_document()
 
 

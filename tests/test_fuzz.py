@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 
-from memories.openapi import openapi_document
+from memories.serving.openapi import openapi_document
 from tests.memory_service import Service
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))  # per operation

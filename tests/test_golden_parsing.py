@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memories.facts import ORDERS, Fact, InvalidInput, clean_id, clean_time, decode_cursor, encode_cursor
-from memories.requests import float_param, int_param
+from memories.serving.requests import float_param, int_param
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "parsing.json").read_text(encoding="utf-8"))
 

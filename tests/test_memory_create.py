@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from dashboard.models import CreatedMemory
 from memories.client import MemoryClient
-from memories.memory_folder import MemoryFolder
+from memories.serving.memory_folder import MemoryFolder
 from memories.store import Memory
 from tests.fake_memory import FakeMemory, fact
 from tests.memory_folder import FolderService

@@ -4,7 +4,7 @@ root the memory "default", named as the Worker names its Durable Objects."""
 import pytest
 from starlette.testclient import TestClient
 
-from memories.memory_folder import MemoryFolder
+from memories.serving.memory_folder import MemoryFolder
 from memories.store import Memory
 from tests.fakes import HashEmbedder
 from tests.test_cli import run

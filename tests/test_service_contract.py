@@ -7,8 +7,8 @@ import uuid
 import httpx
 import pytest
 
-from memories.openapi import openapi_document
-from memories.service import create_app
+from memories.serving.openapi import openapi_document
+from memories.serving.service import create_app
 from memories.store import Memory
 
 

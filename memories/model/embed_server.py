@@ -15,8 +15,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from .embeddings import Embedder
-from ..requests import BadRequest, read_json
-from ..service import SecretMiddleware, error
+from ..serving.requests import BadRequest, read_json
+from ..serving.service import SecretMiddleware, error
 
 MAX_TEXTS = 256
 MAX_TEXT = 32_000

@@ -1,7 +1,7 @@
 // What the Worker and the object are given (wrangler.jsonc, `wrangler secret put`, --var).
 interface Env {
   MEMORY: DurableObjectNamespace<import("./memory").MemoryObject>;
-  DIRECTORY: DurableObjectNamespace<import("./directory").Directory>;  // the memories' names (directory.ts)
+  DIRECTORY: DurableObjectNamespace<import("./serving/directory").Directory>;  // the memories' names (directory.ts)
   AI: Ai;
   MEMORY_SECRET: string;
   EMBEDDER?: "ai" | "http";  // Workers AI in production; http for local runs and tests

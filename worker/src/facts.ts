@@ -2,7 +2,7 @@
 // the input checks worded as the Python store words them, the time stamp and the list cursor.
 // The errors with their code and status are http.ts's, shared with the Worker.
 
-import { invalid, tooLarge, wellFormed } from "./http";
+import { invalid, tooLarge, wellFormed } from "./serving/http";
 import { strip } from "./text";
 import { type FactType, TYPES } from "./storage/vectors";
 

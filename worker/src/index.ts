@@ -5,10 +5,10 @@
 // memory only once created, so a misspelt one is a 404, not a new memory nobody looks at.
 
 import openapi from "../../docs/openapi.json";
-import { directory } from "./directory";
-import { HttpError, MAX_BODY, errorResponse, sameSecret, tooLarge } from "./http";
+import { directory } from "./serving/directory";
+import { HttpError, MAX_BODY, errorResponse, sameSecret, tooLarge } from "./serving/http";
 
-export { Directory } from "./directory";
+export { Directory } from "./serving/directory";
 export { MemoryObject } from "./memory";
 
 // Neither carries fact text. Without the secret the Worker answers them itself: reaching a

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import golden from "../../tests/golden/parsing.json";
 import { type Fact, ORDERS, type Order, cleanId, cleanTime, decodeCursor, encodeCursor } from "../src/facts";
-import { HttpError, floatParam, intParam } from "../src/http";
+import { HttpError, floatParam, intParam } from "../src/serving/http";
 
 type Outcome = { error: string } | Record<string, unknown>;
 interface Param { value: unknown; name: string; default: number; low: number; high: number; parsed?: number; error?: string }

@@ -5,7 +5,7 @@
 import { byKey } from "../storage/by_key";
 import { FACT_COLUMNS, type Fact, MAX_SOURCE, MAX_TEXT, ORDERS, asFact, chars, cleanOrder, cleanType, decodeCursor, encodeCursor } from "../facts";
 import { clientMatches } from "../review/history";
-import { invalid, notFound, wellFormed } from "../http";
+import { invalid, notFound, wellFormed } from "../serving/http";
 import { keywordTop } from "./keyword_top";
 import { type Clause, cleanAsOf, cleanStatus, statusFilter } from "../writes/lifecycle";
 import { casefold } from "../text";

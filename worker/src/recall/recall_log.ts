@@ -5,7 +5,7 @@
 // the recall.
 
 import { chars, stamp } from "../facts";
-import { invalid, notFound, wellFormed } from "../http";
+import { invalid, notFound, wellFormed } from "../serving/http";
 import { cleanPageCursor, clientMatches } from "../review/history";
 import type { Fusion } from "./ranking";
 import { Part, type State } from "../storage/state";

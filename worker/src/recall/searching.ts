@@ -7,7 +7,7 @@ import { editedAfter } from "../review/history";
 import { newerFirst, olderOf } from "./outdated";
 import type { Background } from "../storage/background";
 import { type Fact, MAX_LIMIT, MAX_RERANK, checkQuery } from "../facts";
-import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "../http";
+import { boolParam, choiceParam, floatParam, intParam, invalid, optionalStr } from "../serving/http";
 import { type Clause, cleanAsOf, hidden as hiddenBy, isCurrent, leaveOut as leavingOut } from "../writes/lifecycle";
 import {
   DEFAULT, type Fused, type Fusion, METHODS, PRESETS, expand, expandableTerms, expansionKept, fuse, hasToken, infoTerms,

@@ -6,7 +6,7 @@
 
 import { type Fact, cleanId } from "../facts";
 import type { History } from "./history";
-import { invalid } from "../http";
+import { invalid } from "../serving/http";
 import { type Pair, type Resolution, cleanPair, cleanResolution, differences, isCurrent } from "../writes/lifecycle";
 import type { Reader } from "../recall/reading";
 import { Part, type State } from "../storage/state";

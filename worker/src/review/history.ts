@@ -5,7 +5,7 @@
 
 import { type Fact, MAX_CLIENT, stamp } from "../facts";
 import type { Fusion } from "../recall/ranking";
-import { HttpError, invalid, notFound } from "../http";
+import { HttpError, invalid, notFound } from "../serving/http";
 import { Part, type State } from "../storage/state";
 
 export { MAX_CLIENT };  // (kept in facts.ts, so reviewing.ts reads it without a cycle through state.ts)

@@ -9,7 +9,7 @@
 import { distinct } from "../writes/dedup";
 import { type Fact, cleanType, stamp } from "../facts";
 import { cleanPageCursor } from "./history";
-import { HttpError } from "../http";
+import { HttpError } from "../serving/http";
 import type { Reader } from "../recall/reading";
 import { DONE as REPLACED } from "../writes/replace_at_once";
 import { Part, type State } from "../storage/state";

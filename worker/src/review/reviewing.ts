@@ -3,7 +3,7 @@
 // (writing.ts) asks `reviewedBy`; recall asks for the pending facts through lifecycle.ts `hidden`.
 
 import { MAX_CLIENT, cleanId } from "../facts";
-import { invalid } from "../http";
+import { invalid } from "../serving/http";
 
 export const DASHBOARD = "dashboard";  // the owner's own client: what it writes is reviewed
 export const MODES = ["after", "before"] as const;  // an unreviewed fact is recalled at once, or only once reviewed

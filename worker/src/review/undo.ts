@@ -8,7 +8,7 @@
 import { type Conflicts, type Resolved, putPairs, resolution } from "./conflicts";
 import type { Fact } from "../facts";
 import type { Entry, History } from "./history";
-import { HttpError } from "../http";
+import { HttpError } from "../serving/http";
 import type { Pair } from "../writes/lifecycle";
 import type { Reader } from "../recall/reading";
 import { type Replaced, check, refusal, replace, settle, unreplace } from "../writes/replacing";

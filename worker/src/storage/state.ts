@@ -7,7 +7,7 @@
 import { type Stamp, readCodes, readStamp, storeCodes, writeStamp } from "./code_blocks";
 import { vectorsById } from "./by_key";
 import { type Embedder, type ModelNumbers, RateLimited, makeEmbedder, numbersFor } from "../model/embedder";
-import { HttpError } from "../http";
+import { HttpError } from "../serving/http";
 import { type Fusion } from "../recall/ranking";
 import { DEFAULT as PROPOSE, type Mode } from "../writes/replace_at_once";
 import { type ReviewSetting, defaultReview, isDefault } from "../review/reviewing";

@@ -10,7 +10,7 @@
 
 import { NEGATIONS, calendar, count, mentions, names, numbers, sameList, sameSet, words } from "./dedup";
 import { type Fact, MAX_FACT_ID, cleanId, cleanTime, stamp } from "../facts";
-import { invalid, wellFormed } from "../http";
+import { invalid, wellFormed } from "../serving/http";
 import { type Answer, answers } from "./same_question";
 import { SPACE, casefold } from "../text";
 

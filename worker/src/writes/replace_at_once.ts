@@ -9,7 +9,7 @@
 // or the rule is unsure which: those wait for a decision, as a batch's (an import's) do.
 
 import type { Fact } from "../facts";
-import { invalid } from "../http";
+import { invalid } from "../serving/http";
 import type { Differs } from "./lifecycle";
 import type { Reader } from "../recall/reading";
 import { replace } from "./replacing";

@@ -14,7 +14,7 @@
 
 import { FACT_COLUMNS, type Fact, asFact, validFrom } from "../facts";
 import type { Entry } from "../review/history";
-import { HttpError, invalid, undoRefused } from "../http";
+import { HttpError, invalid, undoRefused } from "../serving/http";
 import { isCurrent } from "./lifecycle";
 
 // valid_until of each fact replaced by one of the ids (?2, a JSON array), or of every replaced fact

@@ -16,7 +16,7 @@ import { pairsOf } from "../review/conflicts";
 import { type Fact, MAX_BATCH, chars, cleanId, cleanIdNamed, cleanSource, cleanText, cleanTime, cleanType, stamp, validFrom } from "../facts";
 import { dropUnheldWords } from "../review/forgetting";
 import { type Entry, type History, MAX_NOTE, type Op } from "../review/history";
-import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "../http";
+import { HttpError, boolParam, invalid, tooLarge, wellFormed } from "../serving/http";
 import { PROPOSE, PROPOSE_CANDIDATES, PROPOSING, cleanSupersedes, currentClosest, hidden, proposals } from "./lifecycle";
 import type { Fusion } from "../recall/ranking";
 import type { Reader } from "../recall/reading";

@@ -30,7 +30,7 @@ export class Directory extends DurableObject<Env> {
 
 export const directory = (env: Env) => env.DIRECTORY.get(env.DIRECTORY.idFromName("directory"));
 
-/** The 404 for a name that is no memory (yet), worded as memories/service.py `no_memory`. */
+/** The 404 for a name that is no memory (yet), worded as memories/serving/service.py `no_memory`. */
 export function noMemory(name: string, names: string[]): HttpError {
   const which = names.length ? `the memories here are ${names.join(", ")}` : "there is none here yet";
   return new HttpError(404, "no_memory",

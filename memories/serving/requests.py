@@ -11,9 +11,9 @@ import re
 
 from starlette.requests import Request
 
-from .facts import MAX_FACT_ID, AddResult, InvalidInput, NotFound, StoreError, TooLarge, valid_unicode
-from .review.history import MAX_NOTE, clean_client
-from .recall.ranking import METHODS, PRESETS, Fusion
+from ..facts import MAX_FACT_ID, AddResult, InvalidInput, NotFound, StoreError, TooLarge, valid_unicode
+from ..review.history import MAX_NOTE, clean_client
+from ..recall.ranking import METHODS, PRESETS, Fusion
 
 MAX_BODY = 256 * 1024  # a 32,000-character query of 4-byte characters, JSON-escaped, fits
 MAX_LIMIT = 100

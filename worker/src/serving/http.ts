@@ -1,4 +1,4 @@
-// Errors and request checks shared by the Worker and the object, worded as memories/service.py
+// Errors and request checks shared by the Worker and the object, worded as memories/serving/service.py
 // words them, so a client sees the same contract from either memory.
 
 export class HttpError extends Error {

@@ -4,7 +4,7 @@ what the memory holds now (facts by status, those waiting for review, the open c
 the bytes it holds in memory). A route is its pattern ("/facts/{id}"), never a path or a query,
 so no fact's text or id reaches a label. Counters count since the process started (a Worker:
 since its Durable Object did), as Prometheus expects of a counter whose process restarts.
-worker/src/metrics.ts is its twin: the same names, labels and buckets."""
+worker/src/serving/metrics.ts is its twin: the same names, labels and buckets."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 // GET /metrics: the memory's figures in Prometheus' text format (0.0.4), behind the secret, as
-// memories/metrics.py serves them: the same names, labels and buckets. A route is its pattern
+// memories/serving/metrics.py serves them: the same names, labels and buckets. A route is its pattern
 // (the contract's path, "/facts/{id}"), never a path or a query. The counters count since this
 // Durable Object started; on Cloudflare the clock moves only across I/O, so a request that waits
 // on nothing (no model call, no fetch) is timed 0 and falls in the first bucket.
-import openapi from "../../docs/openapi.json";
+import openapi from "../../../docs/openapi.json";
 
 export const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];  // seconds
 export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

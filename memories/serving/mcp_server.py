@@ -29,7 +29,7 @@ from pydantic import Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .client import Conflict, Fact, MemoryClient, MemoryServiceError, NotFound, Proposal, StatusError
+from ..client import Conflict, Fact, MemoryClient, MemoryServiceError, NotFound, Proposal, StatusError
 
 INSTRUCTIONS = """A long-term memory of short facts about the owner and the work, each typed fact, skill
 or log. Search it before answering anything the owner may have said before; save a fact when
@@ -221,7 +221,7 @@ TOKEN_SHAPE = re.compile(r"[!-~]{16,}")  # what a header carries unchanged, and 
 
 def env_file() -> Path:
     """local.env, where `make run` keeps this machine's secrets (scripts/run.py); DESK_HOME moves it."""
-    return Path(os.environ.get("DESK_HOME") or Path(__file__).resolve().parent.parent) / "local.env"
+    return Path(os.environ.get("DESK_HOME") or Path(__file__).resolve().parents[2]) / "local.env"
 
 
 def saved_value(text: str, name: str) -> str | None:
@@ -278,7 +278,7 @@ class BearerToken:
 def serve_http(server: MCPServer, port: int, token: str) -> None:
     import uvicorn
 
-    from .cli import HTTP
+    from ..cli import HTTP
 
     app = BearerToken(server.streamable_http_app(host="127.0.0.1"), token)
     print(f"mcp: streamable HTTP on http://127.0.0.1:{port}/mcp (Authorization: Bearer MCP_TOKEN)", file=sys.stderr)

@@ -20,15 +20,15 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .openapi import openapi_document
-from .facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge, valid_unicode
+from ..facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge, valid_unicode
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
                        float_param, fusion_param, id_list, int_param, note_of, optional_str, query_bool, read_json)
-from .review.history import MAX_NOTE
+from ..review.history import MAX_NOTE
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics, held
-from .writes.replace_at_once import clean_mode
-from .review.reviewing import clean_review
-from .store import Memory
+from ..writes.replace_at_once import clean_mode
+from ..review.reviewing import clean_review
+from ..store import Memory
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .model.embeddings import Embedder
+from ..model.embeddings import Embedder
 from .openapi import openapi_document
 from .service import PUBLIC_PATHS, create_app, error, has_secret
-from .store import Memory
+from ..store import Memory
 
 MEMORY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # the Worker's (worker/src/index.ts); never a "/"
 NAMED_PATH = re.compile(r"/memories/([^/]*)(/.*)")
@@ -24,7 +24,7 @@ ONE_MEMORY = re.compile(r"/memories/([^/]+)")  # PUT: create the memory
 
 
 def no_memory(name: str, names: list[str]) -> JSONResponse:
-    """The 404 for a name that is no memory (yet), worded as the Worker's (worker/src/directory.ts)."""
+    """The 404 for a name that is no memory (yet), worded as the Worker's (worker/src/serving/directory.ts)."""
     which = f"the memories here are {', '.join(names)}" if names else "there is none here yet"
     return error(404, "no_memory", f"no memory named {name!r}: {which}; create one with PUT /memories/{name} "
                                    "(the dashboard's New memory)", memories=names)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .facts import DEFAULT_ORDER, ORDERS
+from ..facts import DEFAULT_ORDER, ORDERS
 
 TYPE = {"type": "string", "enum": ["fact", "skill", "log"]}
 TYPE_FILTER = {"type": "string", "enum": ["fact", "skill", "log", ""], "description": "empty: any type"}
