@@ -1,6 +1,7 @@
 """A backup uploaded on the Import page, put back as it was into an empty memory: every fact
 with its id, times and replaced status (`POST /facts/batch` with `restore`, 100 a transaction),
-then the backup's settings and its pairs, as `python -m memories import` restores one. Into a
+then the backup's settings and its pairs, by the same function as `python -m memories import --url`
+(memories/client/restore.py). Into a
 memory that holds facts a backup is not restored (its ids would collide, and its pairs name them):
 the page imports its current facts as new ones instead (memories/importers/backup_file.py)."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memories.client.restore import restore_backup
 from memories.importers.backup_file import BackupFile
 from memories.importers.plan import BATCH
 
@@ -27,14 +29,6 @@ def restorable(backup: BackupFile, facts_there: int) -> bool:
 
 
 def restore(client, backup: BackupFile, progress) -> Restored:
-    created = 0
-    for start in range(0, len(backup.rows), BATCH):
-        batch = backup.rows[start : start + BATCH]
-        created += sum(r.created for r in client.add_many(batch, restore=True))
-        progress(len(batch))
-    settings = backup.settings
-    if settings:
-        client.put_settings(settings.get("fusion"), threshold=settings.get("threshold"), review=settings.get("review"),
-                            proposals=settings.get("proposals"))
-    pairs = client.restore_conflicts(backup.pairs) if backup.pairs else (0, 0)
-    return Restored(created, pairs[0], pairs[1], bool(settings))
+    results, pairs = restore_backup(client, backup.rows, backup.settings, backup.pairs, BATCH,
+                                    lambda answers: progress(len(answers)))
+    return Restored(sum(r.created for r in results), pairs[0], pairs[1], bool(backup.settings))

@@ -286,6 +286,23 @@ def remote(url: str):
     return MemoryClient(url, secret, timeout=120, name="cli")
 
 
+def merge_url(client, items: list[dict], progress) -> None:
+    """A merge, batch by batch, deduplicated there; a backup's ids kept where they are free.
+    `progress` is given each batch's answers, as restore_backup gives them."""
+    from .client import MemoryServiceError as ClientError
+
+    for start in range(0, len(items), URL_BATCH):
+        batch = items[start : start + URL_BATCH]
+        try:
+            answers = client.add_many(batch)
+        except ClientError as e:
+            if getattr(e, "code", "") != "id_taken":
+                raise
+            items[start : start + URL_BATCH] = [{k: v for k, v in i.items() if k != "id"} for i in batch]
+            answers = client.add_many(items[start : start + URL_BATCH])
+        progress(answers)
+
+
 def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     """Into a running memory (the local service or a Worker), batch by batch, ids and times kept
     where they are free; a batch is one transaction there, so a failure loses no half batch. Into
@@ -293,6 +310,7 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     from tqdm import tqdm
 
     from .client import MemoryServiceError as ClientError
+    from .client.restore import restore_backup
 
     client = remote(args.url)
     items, results = found.items, []
@@ -301,21 +319,15 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
         restore = backup.restores(items, stats["facts"])
         warn(backup.history_warning(stats["history"], len(items)))
         with tqdm(total=len(items), unit="fact", disable=args.quiet) as bar:
-            for start in range(0, len(items), URL_BATCH):
-                batch = items[start : start + URL_BATCH]
-                try:
-                    results += client.add_many(batch, restore=restore)
-                except ClientError as e:
-                    if getattr(e, "code", "") != "id_taken" or restore:
-                        raise
-                    batch = [{k: v for k, v in i.items() if k != "id"} for i in batch]
-                    items[start : start + URL_BATCH] = batch
-                    results += client.add_many(batch)
-                bar.update(len(batch))
-        if found.settings and restore:
-            client.put_settings(found.settings["fusion"], threshold=found.settings.get("threshold"),
-                                review=found.settings.get("review"), proposals=found.settings.get("proposals"))
-        pairs = client.restore_conflicts(found.conflicts) if restore else None
+            def landed(answers):  # kept as they land: an error says how many facts got in
+                results.extend(answers)
+                bar.update(len(answers))
+
+            if restore:
+                pairs = restore_backup(client, items, found.settings, found.conflicts, URL_BATCH, landed)[1]
+            else:
+                merge_url(client, items, landed)
+                pairs = None
     except ClientError as e:
         print(f"error after {len(results)} facts: {e}", file=sys.stderr)
         return 1
