@@ -5,59 +5,25 @@
 "use strict";
 
 (() => {
-  let focusedId = null; // an id, not the element: htmx replaces the row itself
-  const undoable = []; // ids of the lines whose Undo u presses, the latest last
-
-  const rows = () => [...document.querySelectorAll("#inbox-list li.item")];
   const waiting = (row) => !row.classList.contains("done");
-  const focused = () => (focusedId && document.getElementById(focusedId)) || null;
-
-  function focusRow(row, { moveFocus = true } = {}) {
-    if (!row) return;
-    rows().forEach((r) => { r.classList.remove("focused"); r.removeAttribute("aria-current"); });
-    row.classList.add("focused");
-    row.setAttribute("aria-current", "true");
-    focusedId = row.id;
-    if (moveFocus) row.focus({ preventScroll: true });
-    row.scrollIntoView({ block: "nearest" }); // the focused fact is always in view
-  }
-
-  function nextWaiting(after) {
-    const all = rows();
-    const from = all.indexOf(after);
-    return all.slice(from + 1).find(waiting) || all.slice(0, Math.max(from, 0)).reverse().find(waiting);
-  }
-
-  function lastUndo() {
-    while (undoable.length) {
-      const line = document.getElementById(undoable[undoable.length - 1]);
-      const button = line && line.querySelector("form.undo button");
-      if (button) return button;
-      undoable.pop(); // undone already, or gone
-    }
-    return null;
-  }
+  const list = window.keyedList("#inbox-list li.item", waiting);
+  const { rows, focused, focusRow } = list;
 
   document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
-    if (event.target.closest && event.target.closest("input, textarea, select, [contenteditable]")) return;
+    if (!list.ours(event)) return;
     if (event.key === "?") {
-      const keys = document.getElementById("keys");
-      if (keys) keys.open = !keys.open;
+      list.toggleKeys();
       event.preventDefault();
       return;
     }
     if (event.key === "u") {
-      const button = lastUndo() || focused()?.querySelector("form.undo button");
+      const button = list.lastUndo() || focused()?.querySelector("form.undo button");
       if (button) { button.click(); event.preventDefault(); }
       return;
     }
-    const all = rows();
-    if (!all.length) return;
+    if (!rows().length) return;
     const row = focused();
-    const at = row ? all.indexOf(row) : -1;
-    if (event.key === "j") focusRow(all[Math.min(at + 1, all.length - 1)]);
-    else if (event.key === "k") focusRow(all[Math.max(at - 1, 0)]);
+    if (event.key === "j" || event.key === "k") list.move(event.key);
     else if ("aedrb".includes(event.key) && event.key.length === 1 && row) {
       const target = row.querySelector(`[data-key="${event.key}"]`);
       if (!target) return;
@@ -92,7 +58,7 @@
     if (!elt.matches) return;
     if (elt.matches("#inbox-list")) {
       const banner = document.getElementById("inbox-banner");
-      if (banner && banner.querySelector("form.undo")) undoable.push(banner.id);
+      if (banner && banner.querySelector("form.undo")) list.undoable.push(banner.id);
       const first = rows().find(waiting);
       if (first) focusRow(first);
       else if (banner) banner.focus();
@@ -100,9 +66,9 @@
     }
     if (!elt.matches("#inbox-list li.item")) return;
     recount();
-    if (elt.querySelector("form.undo")) undoable.push(elt.id);
-    if (elt.id !== focusedId || elt.classList.contains("editing")) return;
-    focusRow(waiting(elt) ? elt : (nextWaiting(elt) || elt));
+    if (elt.querySelector("form.undo")) list.undoable.push(elt.id);
+    if (!list.isFocused(elt) || elt.classList.contains("editing")) return;
+    focusRow(waiting(elt) ? elt : (list.nextOpen(elt) || elt));
   });
 
   document.addEventListener("DOMContentLoaded", () => {
