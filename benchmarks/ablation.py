@@ -1,7 +1,7 @@
 """Recall quality per evaluation set, per candidate ranking, with each part of the default switched
 off in turn (the ablation), on the engine in process with the real model.
 
-    .venv/bin/python benchmarks/ablation.py [--sets work,skills_logs] [--candidates default,seed]
+    .venv/bin/python benchmarks/ablation.py [--sets work,skills_logs] [--candidates default,seed] [--model FILE]
 
 Prints hit@1, hit@5 and hit@15 (the seed's criterion: the answer inside the 15 the agent
 injects) for vector-only, keyword-only and each candidate. Seen sets (read while choosing the
@@ -69,8 +69,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", default=",".join(SEEN + UNSEEN))
     parser.add_argument("--candidates", default=",".join(CANDIDATES))
+    parser.add_argument("--model", help="an ONNX file of MiniLM in place of the shipped one (its vectors, its ranking)")
     args = parser.parse_args()
-    model = MiniLM()
+    model = MiniLM(args.model)
     print("| set | seen? | ranking | hit@1 | hit@5 | hit@15 |\n|---|---|---|---|---|---|")
     for name in args.sets.split(","):
         memory, cases = load(model, name)
