@@ -41,6 +41,7 @@ def calibrating(memory_of, settings, page: Page, live_server, owner):
     which, url, secret = memory_of
     settings.MEMORY_URL, settings.MEMORY_SECRET = url, secret
     settings.MEMORY_NAMES = [f"owner-{which}"]
+    settings.MEMORY_TIMEOUT = 60.0  # as the page's timeout below: a calibration embeds 140 texts, e5 on busy cores
     assert httpx.put(f"{url}/memories/owner-{which}", headers={"X-Memory-Secret": secret}).status_code in (200, 201)
     sign_in(page, live_server)
     page.get_by_role("link", name="Calibration", exact=True).click()
