@@ -29,7 +29,7 @@ from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
 from memories import importers
-from memories.client import MemoryServiceError, StatusError
+from memories.client import ImportRunning, MemoryServiceError, StatusError
 from memories.importers import plan as planning
 from memories.importers.facts import text_key
 
@@ -81,6 +81,8 @@ class Job:
     stored: int | None = None  # facts the import created
     imported: set[int] = field(default_factory=set)  # their ids
     problem: str | None = None  # what failed in the memory during the dry run or the import
+    busy: str | None = None  # the memory refused this job's first batch: another import runs into it
+    started: float = 0.0  # time.monotonic() when its phase began: the progress bar's time left
     failed_in: str = ""  # FAILED_IN's words for the phase that failed
     read_as: str = ""  # with the format "auto": why the file was read as `format` (importers.detect)
     restored: object = None  # a backup restored as it was (backup_restore.Restored)
@@ -100,6 +102,17 @@ class Job:
     @property
     def percent(self) -> int:
         return min(100, round(100 * self.done / self.total)) if self.total else 100
+
+    @property
+    def time_left(self) -> str:
+        """The rest of the phase at its pace so far, as "about 2 min left (310 facts/s)"; "" until a batch is done."""
+        spent = time.monotonic() - self.started
+        if not self.done or self.done >= self.total or spent <= 0:
+            return ""
+        rate = self.done / spent
+        left = (self.total - self.done) / rate
+        said = f"{left:.0f} s" if left < 90 else f"{left / 60:.0f} min" if left < 5400 else f"{left / 3600:.1f} h"
+        return f"about {said} left ({rate:,.0f} facts/s)"
 
     @property
     def held(self) -> int:
@@ -275,7 +288,9 @@ def read(job: Job, mapping: dict) -> bool:
 def run_in_background(job: Job, phase: str, total: int, work, then: str) -> None:
     """`work(progress)` in a thread of its own, the job in `phase` meanwhile and in `then` after
     (or failed, saying why). The strip's status is read again before the page can see it done."""
-    job.phase, job.done, job.total, job.problem = phase, 0, total, None
+    before = job.phase  # where a refused job goes back to: nothing of it was stored
+    job.phase, job.done, job.total, job.problem, job.busy = phase, 0, total, None, None
+    job.started = time.monotonic()
 
     def progress(n: int) -> None:
         if job.dropped:
@@ -287,6 +302,11 @@ def run_in_background(job: Job, phase: str, total: int, work, then: str) -> None
             work(progress)
         except Dropped:
             return
+        except ImportRunning as e:
+            if job.done:  # refused after batches of it were stored: it stopped there
+                job.problem, job.failed_in, final = e.message, FAILED_IN[phase], "failed"
+            else:  # refused before anything: the page offers it again
+                job.busy, final = e.message[:1].upper() + e.message[1:], before
         except Exception as e:  # noqa: BLE001 (the page says what failed; a thread's exception would go unseen)
             if isinstance(e, StatusError):
                 job.problem = f"the memory answered {e.status} {e.code}: {e.message}"

@@ -197,10 +197,14 @@ def import_from(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"nothing imported: {e}", file=sys.stderr)
         return 1
-    client = remote(args.url) if args.url else None
+    from .client import ImportRunning
+    from .client.importing import Importing
+
+    client = Importing(remote(args.url)) if args.url else None  # one import at a time into a running memory
     memory = None if client else open_memory(args.db)
     target = client or LocalWrites(memory)
     where = args.url or args.db
+    stored = 0
     try:
         with tqdm(total=len(parsed.items), unit="fact", desc="dry run", disable=args.quiet) as bar:
             plan = planning.dry_run(target, parsed.items, parsed.refused, bar.update)
@@ -208,15 +212,31 @@ def import_from(args: argparse.Namespace) -> int:
         if args.dry_run:
             return 0
         with tqdm(total=len(plan.store), unit="fact", desc="import", disable=args.quiet) as bar:
-            results = planning.run(target, plan, f"import of {path.name} ({args.format})", bar.update)
+            def landed(n: int) -> None:
+                nonlocal stored
+                stored += n
+                bar.update(n)
+
+            results = planning.run(target, plan, f"import of {path.name} ({args.format})", landed)
+    except ImportRunning as e:
+        return refused(e, stored)
     finally:
         if memory is not None:
             memory.close()
+        if client is not None:
+            client.end()
     stored = sum(r.created for r in results)
     print(f"imported {stored} facts from {path.name} into {where}, unreviewed, source import:{args.format.split('-')[0]}"
           + ("" if stored == len(plan.store) else f" ({len(plan.store) - stored} fewer than the dry run: the memory changed since)"),
           file=sys.stderr)
     return 0
+
+
+def refused(e, stored: int) -> int:
+    """Another import runs into the memory: said as the memory says it, and what this one stored."""
+    print(f"error: {e.message}" + (f" ({stored} facts of this import were sent before)" if stored else
+                                   "; nothing of this file was stored"), file=sys.stderr)
+    return 3
 
 
 def dry_run_report(plan, path: Path, where: str, not_memories: list = (), shown: int = 10) -> str:
@@ -312,7 +332,10 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     from .client import MemoryServiceError as ClientError
     from .client.restore import restore_backup
 
-    client = remote(args.url)
+    from .client import ImportRunning
+    from .client.importing import Importing
+
+    client = Importing(remote(args.url))  # one import at a time into a running memory
     items, results = found.items, []
     try:
         stats = client.stats()
@@ -328,9 +351,13 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
             else:
                 merge_url(client, items, landed)
                 pairs = None
+    except ImportRunning as e:
+        return refused(e, len(results))
     except ClientError as e:
         print(f"error after {len(results)} facts: {e}", file=sys.stderr)
         return 1
+    finally:
+        client.end()
     report(args.url, items, results, found, restore, pairs)
     return 0
 

@@ -54,3 +54,17 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path):
 def test_load_embedder_returns_none_when_the_model_cannot_load():
     assert load_embedder("no.such.module:Model") is None
     assert load_embedder("memories.model.embeddings:MiniLM").model_id == "all-MiniLM-L6-v2-onnx-int8"
+
+
+def test_batches_sorted_by_tokens_give_each_text_its_own_vector_in_its_place(minilm):
+    """embed() runs its texts through the model by their length in tokens, BATCH_SIZE at a time: a
+    text's vector is still the one it gets alone (the int8 model gave them bit for bit in
+    benchmarks/embed_bench.py; 1e-6 allows for a runtime that does not), in the order given."""
+    words = ["tea", "Zyxwvutsrqponm", "owner", "pneumonoultramicroscopic", "Lisbon", "9f3a-77c2-b01e", "jazz"]
+    texts = [" ".join(words[(i * 3 + k) % len(words)] for k in range(1 + i * 5 % 23)) for i in range(70)]
+    rows = [len(minilm.tokenizer.encode(t).ids) for t in texts]
+    by_chars, by_tokens = sorted(range(70), key=lambda i: len(texts[i])), sorted(range(70), key=lambda i: rows[i])
+    assert by_chars != by_tokens  # the two orders differ on these texts: the batches are not the old ones
+    batch = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([t]) for t in texts])
+    assert np.allclose(batch, alone, atol=1e-6, rtol=0)

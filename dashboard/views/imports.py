@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memories import importers
 from memories.client import MemoryServiceError
+from memories.client.importing import Importing
 from memories.importers import plan as planning
 from memories.importers.backup_file import BackupFile
 
@@ -203,7 +204,8 @@ def import_restore(request: HttpRequest, job_id: str) -> HttpResponse:
             backup, client = job.parsed, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
-                job.restored = backup_restore.restore(client, backup, progress)
+                with Importing(client) as one:  # one import at a time into the memory
+                    job.restored = backup_restore.restore(one, backup, progress)
                 job.stored = job.restored.facts
 
             jobs.run_in_background(job, "restoring", len(backup.rows), work, "imported")
@@ -242,7 +244,8 @@ def import_dry_run(request: HttpRequest, job_id: str) -> HttpResponse:
             parsed, client = job.parsed, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
-                job.plan = planning.dry_run(client, parsed.items, parsed.refused, progress)
+                with Importing(client) as one:  # refused while another import runs: its answers would not hold
+                    job.plan = planning.dry_run(one, parsed.items, parsed.refused, progress)
 
             jobs.run_in_background(job, "checking", unique(parsed.items), work, "planned")
     return progress_or_page(request, job)
@@ -261,7 +264,8 @@ def import_run(request: HttpRequest, job_id: str) -> HttpResponse:
             plan, client = job.plan, memory(job.memory).named(client_name(CLIENT))
 
             def work(progress):
-                results = planning.run(client, plan, job.note, progress)
+                with Importing(client) as one:  # one import at a time into the memory
+                    results = planning.run(one, plan, job.note, progress)
                 job.stored = sum(r.created for r in results)
                 job.imported = {r.fact.id for r in results if r.created}  # what a forget of one drops the job for
 

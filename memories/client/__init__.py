@@ -14,7 +14,7 @@ import httpx
 
 from .answers import (AddResult, Fact, Health, Hit, HistoryEntry, LoggedRecall, Page, Pair, Proposal,  # noqa: F401
                       Ranked, Recall, parse_time)
-from .errors import (BadRequest, Conflict, InvalidResponse, MemoryServiceError, NotFound,  # noqa: F401
+from .errors import (BadRequest, Conflict, ImportRunning, InvalidResponse, MemoryServiceError, NotFound,  # noqa: F401
                      ServiceUnavailable, StatusError, TimedOut, Unauthorized, Unreachable, error_for_status)
 
 CONNECT_TIMEOUT = 2.0
@@ -84,7 +84,7 @@ class MemoryClient:
             err = body.get("error") if isinstance(body, dict) else None
             if not isinstance(err, dict):
                 err = {"code": "http_error", "message": f"the service answered {response.status_code} without a JSON error"}
-            raise error_for_status(response.status_code)(
+            raise error_for_status(response.status_code, str(err.get("code", "")))(
                 response.status_code, str(err.get("code", "error")), str(err.get("message", "")), body if isinstance(body, dict) else None
             )
         if not isinstance(body, dict):
@@ -163,12 +163,16 @@ class MemoryClient:
                                           "supersedes": supersedes or None, "valid_until": valid_until}.items() if v is not None})
         return self._parse(AddResult.from_json, self._request("POST", "/facts", json=payload))
 
-    def add_many(self, facts: list[dict], restore: bool = False, *, dry_run: bool = False, note: str = "") -> list[AddResult]:
+    def add_many(self, facts: list[dict], restore: bool = False, *, dry_run: bool = False, note: str = "",
+                 import_id: str | None = None, import_done: bool = False) -> list[AddResult]:
         """Store up to 100 facts in one transaction (`POST /facts/batch`): all of them or none.
         `restore`: each as given, with no duplicate check (a backup into an empty memory);
-        `dry_run`: the answers as if stored, nothing kept; `note`: each history entry's."""
+        `dry_run`: the answers as if stored, nothing kept; `note`: each history entry's;
+        `import_id`: the import it belongs to (one import at a time: importing.py), and
+        `import_done`: its last batch."""
         payload = {"facts": facts, **({"restore": True} if restore else {}), **({"dry_run": True} if dry_run else {}),
-                   **({"note": note} if note else {})}
+                   **({"note": note} if note else {}), **({"import_id": import_id} if import_id else {}),
+                   **({"import_done": True} if import_done else {})}
         body = self._request("POST", "/facts/batch", json=payload, safe=dry_run,
                              timeout=httpx.Timeout(SLOW_READ_TIMEOUT, connect=CONNECT_TIMEOUT))
 

@@ -56,11 +56,22 @@ class Conflict(StatusError):
         return Fact.from_json(raw) if raw else None
 
 
+class ImportRunning(Conflict):
+    """409 import_running: another import is running into this memory; this one was refused,
+    not queued. `running` says which client runs it and when its last batch was."""
+
+    @property
+    def running(self) -> dict:
+        return self.body.get("error", {}).get("running") or {}
+
+
 class ServiceUnavailable(StatusError):
     """503: the embedding model or store is unavailable."""
 
 
-def error_for_status(status: int) -> type[StatusError]:
+def error_for_status(status: int, code: str = "") -> type[StatusError]:
+    if status == 409 and code == "import_running":
+        return ImportRunning
     if status in (400, 413, 422):
         return BadRequest
     return {401: Unauthorized, 404: NotFound, 409: Conflict, 503: ServiceUnavailable}.get(status, StatusError)

@@ -68,10 +68,9 @@ class MiniLM:
         self.model_id = package.MODEL_ID
 
         self.tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-        # The stored settings pad every text to 128 tokens; padding to the batch's longest
-        # text is about five times faster for short facts.
+        # Texts are tokenized unpadded and padded here to the longest of their batch (the stored
+        # settings pad every text to 128 tokens, about five times slower for short facts).
         self.tokenizer.no_padding()
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
 
         options = ort.SessionOptions()
@@ -88,18 +87,22 @@ class MiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        # Batches of similar length waste less on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        # Batches of texts of the same length in tokens, so little of a batch is padding; each
+        # vector goes back to its text's place.
+        rows = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
         out = np.empty((len(texts), self.dims), dtype=np.float32)
         for start in range(0, len(order), BATCH_SIZE):
             idx = order[start : start + BATCH_SIZE]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+            out[idx] = self._embed_rows([rows[i] for i in idx])
         return out
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _embed_rows(self, rows: list[list[int]]) -> np.ndarray:
+        """Token ids, padded to the longest of them, through the model; mean pooling over the mask."""
+        ids = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for k, r in enumerate(rows):
+            ids[k, : len(r)], mask[k, : len(r)] = r, 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self.session.run(["last_hidden_state"], feeds)
         weights = mask[:, :, None].astype(np.float32)

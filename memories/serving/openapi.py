@@ -334,7 +334,14 @@ def openapi_document() -> dict:
                                          "dry_run": {"type": "boolean", "default": False,
                                                      "description": "every check and answer as if stored; nothing is kept"},
                                          "note": {"type": "string", "maxLength": 200,
-                                                  "description": "each history entry's note (an import names its file)"}},
+                                                  "description": "each history entry's note (an import names its file)"},
+                                         "import_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                                                       "description": "the import this batch belongs to, a token the importer "
+                                                       "makes: while one import runs, a batch of another is a 409 "
+                                                       "import_running (one import at a time); without it, never refused"},
+                                         "import_done": {"type": "boolean", "default": False,
+                                                         "description": "with import_id: the import's last batch (an empty one "
+                                                         "ends it); the memory takes another import once it succeeds"}},
                                         required=["facts"])),
                 "responses": {**ok(obj({"results": {"type": "array", "items": ADDED}})),
                               **errors("400", "401", "409", "413", "422", "503", "507")},

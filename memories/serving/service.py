@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .one_import import ImportRunning, OneImport, idle_seconds, import_fields
 from .openapi import openapi_document
 from ..facts import MAX_FACT_ID, MODES, ChangedSince, Conflict, InvalidInput, StoreError, TooLarge, valid_unicode
 from .requests import (MAX_LIMIT, added, bool_param, choice_param, client_of, entry_id, fact_id,
@@ -144,10 +145,13 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
             return error(e.status, e.code, str(e), existing=e.existing.to_dict(), match=e.match, score=e.score)
         except ChangedSince as e:
             return error(e.status, e.code, str(e), entry=e.entry, current=e.current)
+        except ImportRunning as e:
+            return error(e.status, e.code, str(e), running=e.running)
         except StoreError as e:
             return error(e.status, e.code, str(e))
 
     metrics = Metrics()
+    imports = OneImport(idle_seconds())  # the import running into this memory (one_import.py)
 
     @route("/metrics", ["GET"])
     async def metrics_text(request: Request) -> Response:
@@ -210,6 +214,12 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
     @route("/facts/batch", ["POST"])
     async def add_facts(request: Request) -> Response:
         data = await read_json(request)
+        import_id, import_done = import_fields(data)
+        client = client_of(request)
+        with imports.batch(import_id, import_done, client, data.get("dry_run") is True):
+            return await store_batch(data, client)
+
+    async def store_batch(data: dict, client: str) -> Response:
         items = data.get("facts")
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise InvalidInput("facts must be a list of objects")
@@ -221,7 +231,6 @@ def create_app(memory: Memory, secret: str) -> ASGIApp:
         if not isinstance(note, str) or len(note) > MAX_NOTE:
             raise InvalidInput(f"note must be text of at most {MAX_NOTE} characters")
         valid_unicode(note, "note")
-        client = client_of(request)
         results = await run(memory.add_many, items, client, restore, dry_run, note) if items else []
         return JSONResponse({"results": [added(r) for r in results]})
 

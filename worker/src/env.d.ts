@@ -12,6 +12,7 @@ interface Env {
   REVIEW_FLOOR?: string;  // cosine at or above which pairs are kept for review (0.80)
   MEMORY_HISTORY?: string;  // history entries kept per memory (10000): how far back undo reaches
   MEMORY_RECALL_LOG?: string;  // recalls kept in the recall log (2000); 0 logs none
+  MEMORY_IMPORT_IDLE_SECONDS?: string;  // an import with no batch for this long (60) no longer holds the memory (one_import.ts)
   MEMORY_BUDGET_BYTES?: string;  // bytes the vectors and words in memory may take (100 MiB): past it a write is a 507
 }
 

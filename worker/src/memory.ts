@@ -11,6 +11,7 @@ import { Conflicts } from "./review/conflicts";
 import { directory, noMemory } from "./serving/directory";
 import { MAX_BATCH, MAX_FACT_ID, MAX_ID, MAX_LIMIT, chars, stamp } from "./facts";
 import { forget } from "./review/forgetting";
+import { IDLE_SECONDS, OneImport, importFields } from "./serving/one_import";
 import { CONTENT_TYPE as METRICS_TYPE, type Held, Metrics, routeOf } from "./serving/metrics";
 import { DEFAULT_KEEP as HISTORY_KEEP, History, MAX_NOTE, cleanClient } from "./review/history";
 import { HttpError, boolParam, errorResponse, floatParam, intParam, invalid, notFound, readJson, strictBool, tooLarge, wellFormed } from "./serving/http";
@@ -40,6 +41,7 @@ export class MemoryObject extends DurableObject<Env> {
   readonly history: History;  // (worker/test/ sets their `keep`)
   readonly recallLog: RecallLog;
   private metrics = new Metrics();  // since this object started (metrics.ts)
+  private imports: OneImport;  // the import running into this memory (one_import.ts)
   private exists = false;  // see `existed`: until then every request but /openapi.json is a 404
   private listed = false;  // the directory has this memory's name (directory.ts)
 
@@ -56,6 +58,7 @@ export class MemoryObject extends DurableObject<Env> {
     this.undoing = new Undo(this.state, this.reader, this.history, this.writer, this.conflicts);
     this.searcher = new Searcher(this.state, this.reader, this.background);
     this.review = new Review(this.state, this.reader);
+    this.imports = new OneImport(envCount(env.MEMORY_IMPORT_IDLE_SECONDS, "MEMORY_IMPORT_IDLE_SECONDS", IDLE_SECONDS, 1));
     ctx.blockConcurrencyWhile(async () => {
       // A name that is no memory gets a 404 and nothing is written: its object stays without storage.
       if (existed(this.state.sql)) await this.open();
@@ -189,7 +192,14 @@ export class MemoryObject extends DurableObject<Env> {
           p.get("reviewed") ? queryBool(p.get("reviewed"), "reviewed") : null, p.get("client"), p.get("source_prefix") || null),
         POST: async () => writer.addOne(await readJson(request), client()),
       },
-      "/facts/batch": { POST: async () => writer.addBatch(await readJson(request), client) },
+      "/facts/batch": {
+        POST: async () => {
+          const data = await readJson(request);
+          const [importId, done] = importFields(data);
+          const who = client();
+          return this.imports.batch(importId, done, who, data.dry_run === true, () => writer.addBatch(data, () => who));
+        },
+      },
       "/facts/review": {
         POST: async () => {
           const data = await readJson(request);
