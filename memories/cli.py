@@ -329,11 +329,10 @@ def import_url(args: argparse.Namespace, found: backup.Backup) -> int:
     an empty memory it is a restore (`restore` batches, then the backup's settings)."""
     from tqdm import tqdm
 
-    from .client import MemoryServiceError as ClientError
-    from .client.restore import restore_backup
-
     from .client import ImportRunning
+    from .client import MemoryServiceError as ClientError
     from .client.importing import Importing
+    from .client.restore import restore_backup
 
     client = Importing(remote(args.url))  # one import at a time into a running memory
     items, results = found.items, []
