@@ -1,11 +1,18 @@
 """Whether the owner has looked at a fact: which writes count as reviewed, and the memory's `review`
-setting (docs/memory-api.md, "Review"). The write path (writing.py) asks `reviewed_by`; recall
-asks `pending` through lifecycle.hidden. worker/src/review/reviewing.ts mirrors it."""
+setting (docs/memory-api.md, "Review"), and the owner's review itself and its undo, which the
+writer (writing.py) runs as its own. The write path asks `reviewed_by`; recall asks `pending`
+through lifecycle.hidden. worker/src/review/reviewing.ts mirrors it."""
 
 from __future__ import annotations
 
-from ..facts import InvalidInput, clean_id
-from .history import MAX_CLIENT
+from typing import TYPE_CHECKING
+
+from ..facts import InvalidInput, clean_id, now
+from ..writes import replacing
+from .history import MAX_CLIENT, Entry, History
+
+if TYPE_CHECKING:
+    from ..storage.state import State
 
 DASHBOARD = "dashboard"  # the owner's own client: what it writes is reviewed
 MODES = ("after", "before")  # an unreviewed fact is recalled at once, or only once reviewed
@@ -58,3 +65,37 @@ def clean_ids(value: object) -> list[int]:
         return list(dict.fromkeys(clean_id(v) for v in value))  # type: ignore[misc]
     except InvalidInput:
         raise InvalidInput(f"ids must be a list of 1 to {MAX_REVIEW} fact ids") from None
+
+
+def review(state: State, history: History, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
+    """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in one
+    write and one history entry. (the ids reviewed, the entry or None when none was)."""
+    ids = clean_ids(ids)
+    db, before = state.db, state.review["mode"] == "before"
+    with state.writing():
+        marks = ",".join("?" * len(ids))
+        found = dict(db.execute(f"SELECT id, reviewed_at FROM facts WHERE id IN ({marks})", ids).fetchall())
+        unknown = [i for i in ids if i not in found]
+        if unknown:
+            raise InvalidInput(f"ids name facts that do not exist: {', '.join(map(str, unknown[:10]))}")
+        todo = [i for i in ids if found[i] is None]
+        if not todo:
+            return [], None
+        at = now()
+        db.execute(f"UPDATE facts SET reviewed_at = ? WHERE id IN ({','.join('?' * len(todo))})", [at, *todo])
+        replacing.settle(db, before, todo)  # what they replace waited for this
+        entry = history.record(client, "review", None, before={"ids": todo}, after={"ids": todo, "reviewed_at": at},
+                               note=note or f"{len(todo)} reviewed")
+    return todo, entry
+
+
+def unreview(state: State, history: History, entry: Entry, client: str, note: str) -> None:
+    """The undo of a review entry: its facts that still hold what it left get what was before (a
+    review's: unreviewed again; the undo of one: reviewed again, at the time they were)."""
+    ids, left, was = entry.after["ids"], entry.after["reviewed_at"], entry.before.get("reviewed_at")
+    with state.writing():
+        state.db.execute(f"UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN ({','.join('?' * len(ids))})",
+                         [was, left, *ids])
+        replacing.settle(state.db, state.review["mode"] == "before", ids)
+        history.record(client, "review", None, before=entry.after, after={"ids": ids, "reviewed_at": was},
+                       note=note, undoes=entry.id)

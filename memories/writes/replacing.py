@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
-from ..facts import FACT_COLUMNS, Fact, InvalidInput
+from ..facts import FACT_COLUMNS, Fact, InvalidInput, UndoRefused
 from .lifecycle import is_current
+
+if TYPE_CHECKING:
+    from ..review.history import Entry
+
+UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
 
 # valid_until of each fact replaced by one of the ids (a JSON array), or of every replaced fact
 # when that is null, from its own validity and its replacing fact: the rule above. :before, whether the
@@ -95,3 +101,46 @@ def check(db: sqlite3.Connection, old: Fact, by: int, by_fact: Fact | None, name
         raise InvalidInput(f"{name} names fact {by}, which is not current: only a current fact replaces")
     if old.id in chain(db, by):
         raise InvalidInput(f"{name} names fact {by}, whose chain leads back to fact {old.id}: a loop")
+
+
+def fact_of(db: sqlite3.Connection, fid: int) -> Fact | None:
+    row = db.execute(f"SELECT {FACT_COLUMNS} FROM facts WHERE id = ?", (fid,)).fetchone()
+    return Fact(*row) if row else None
+
+
+def patched(db: sqlite3.Connection, fact: Fact, own: str | None, valid_until: object,
+            superseded_by: object) -> tuple[str | None, str | None, int | None]:
+    """What an edit (PATCH's `valid_until` and `superseded_by`, each UNSET when not given) makes of
+    `fact`'s validity (`own`: its own_valid_until), checked inside the write (`check`): its
+    (valid_until, own_valid_until, superseded_by). A replaced fact's valid_until is then settled
+    from its own."""
+    new_valid, new_by = fact.valid_until, fact.superseded_by
+    if superseded_by is None and new_by is not None:  # no longer replaced: its own end back
+        new_valid, own, new_by = own, None, None
+    elif superseded_by not in (UNSET, None, new_by):
+        check(db, fact, superseded_by, fact_of(db, superseded_by))  # type: ignore[arg-type]
+        own, new_by = fact.valid_until, superseded_by  # type: ignore[assignment]
+    if valid_until is not UNSET:
+        if valid_until is not None and valid_until < fact.created_at:  # type: ignore[operator]
+            raise InvalidInput("valid_until must not be before the fact's created_at")
+        if new_by is None:
+            new_valid = valid_until  # type: ignore[assignment]
+        else:
+            own = valid_until  # type: ignore[assignment]
+    return new_valid, own, new_by
+
+
+def undone(db: sqlite3.Connection, fact: Fact, own: str | None, entry: Entry) -> tuple[str | None, str | None, int | None]:
+    """What an undo of edit `entry` puts back of `fact`'s validity: its end, or the fact that
+    replaced it, again only where a write could (UndoRefused says why not, `force` or not)."""
+    was_valid, was_by = entry.before.get("valid_until"), entry.before.get("superseded_by")
+    if was_by is None:  # not replaced then: its end as it was
+        return was_valid, None, None
+    if was_by == fact.superseded_by:
+        return fact.valid_until, own, was_by
+    try:
+        check(db, fact, was_by, fact_of(db, was_by))
+    except InvalidInput as e:
+        raise UndoRefused(f"history entry {entry.id} cannot be undone: fact {fact.id} would be replaced by fact {was_by}, "
+                          f"and {e}") from None
+    return fact.valid_until, fact.valid_until, was_by

@@ -1,5 +1,7 @@
-"""The write path: add, import, edit, delete, review and settings, each with dedup-on-write (an
-undo is undo.py, a reindex reindexing.py, a pair's resolution conflicts.py).
+"""The one door every write goes through: add, import, edit, delete, review and settings, each with
+dedup-on-write. Each question lives in the module that names it: a replacement's validity in
+replacing.py, the owner's review in reviewing.py, an undo in undo.py, a reindex in reindexing.py,
+a pair's resolution in conflicts.py; worker/src/writes/writing.ts mirrors it.
 
 A write changes the row, its FTS entry, its vector, its pairs and the vocabulary's new words in
 one transaction (`state.writing()`), so it is all or nothing. Embedding, the slow part, happens
@@ -18,13 +20,15 @@ import numpy as np
 from ..storage.codes import exact_all
 from .duplicates_of import Duplicates
 from ..facts import (FACT_COLUMNS, AddResult, Conflict, Fact, IdTaken, InvalidInput,
-                    Item, MemoryFull, NotFound, UndoRefused, clean_id_named, clean_items, clean_source, clean_text, clean_time,
+                    Item, MemoryFull, NotFound, clean_id_named, clean_items, clean_source, clean_text, clean_time,
                     clean_type, now, text_key)
 from . import replacing
+from .replacing import UNSET
 from .lifecycle import PROPOSE, PROPOSE_CANDIDATES, PROPOSING, hidden, proposals
 from ..storage.pairs import MARGIN
 from .replace_at_once import replace_now, replaces_at_once
-from ..review.reviewing import clean_ids, reviewed_by
+from ..review import reviewing
+from ..review.reviewing import reviewed_by
 from ..review.forgetting import drop_unheld_words
 from ..review.history import Entry, History
 from ..review.conflicts import pairs_of
@@ -38,7 +42,6 @@ RESTORED = "from a backup: stored as it was, without the duplicate check"
 
 class RolledBack(Exception):
     """A dry run's end: the write's transaction is rolled back, and nothing of it applied."""
-UNSET = object()  # an edit's field not given (None clears valid_until and superseded_by)
 
 
 class Writer:
@@ -290,10 +293,10 @@ class Writer:
                 new_text = current.text if text is None else text
                 new_type = current.type if type is None else type
                 new_source = current.source if source is None else source
-                if undo_of is not None:
-                    new_valid, own, new_by = self._undone_validity(current, own, undo_of)
+                if undo_of is not None:  # its validity as the edit leaves it, checked inside the write
+                    new_valid, own, new_by = replacing.undone(db, current, own, undo_of)
                 else:
-                    new_valid, own, new_by = self._validity(current, own, valid_until, superseded_by)
+                    new_valid, own, new_by = replacing.patched(db, current, own, valid_until, superseded_by)
                 reembed = new_text != current.text
                 if reembed or new_type != current.type:  # vector work: its dedup check and pairs
                     state.ensure_room({}, state.vocab.missing([new_text]) if reembed else [])
@@ -343,71 +346,13 @@ class Writer:
                 self.history.record(client, "edit", fact_id, before=current, after=edited, note=note, undoes=undoes)
         return edited
 
-    def _validity(self, fact: Fact, own: str | None, valid_until: object,
-                  superseded_by: object) -> tuple[str | None, str | None, int | None]:
-        """An edit's (valid_until, own_valid_until, superseded_by) for `fact`, checked inside the
-        write (replacing.check). A replaced fact's valid_until is then settled from its own."""
-        new_valid, new_by = fact.valid_until, fact.superseded_by
-        if superseded_by is None and new_by is not None:  # no longer replaced: its own end back
-            new_valid, own, new_by = own, None, None
-        elif superseded_by not in (UNSET, None, new_by):
-            replacing.check(self.state.db, fact, superseded_by, self.reader.get_many([superseded_by]).get(superseded_by))
-            own, new_by = fact.valid_until, superseded_by
-        if valid_until is not UNSET:
-            if valid_until is not None and valid_until < fact.created_at:
-                raise InvalidInput("valid_until must not be before the fact's created_at")
-            if new_by is None:
-                new_valid = valid_until
-            else:
-                own = valid_until
-        return new_valid, own, new_by
-
-    def _undone_validity(self, fact: Fact, own: str | None, entry: Entry) -> tuple[str | None, str | None, int | None]:
-        """What an undo of edit `entry` puts back of the fact's validity: its end, or the fact that
-        replaced it, again only where a write could (UndoRefused says why not, `force` or not)."""
-        was_valid, was_by = entry.before.get("valid_until"), entry.before.get("superseded_by")
-        if was_by is None:  # not replaced then: its end as it was
-            return was_valid, None, None
-        if was_by == fact.superseded_by:
-            return fact.valid_until, own, was_by
-        try:
-            replacing.check(self.state.db, fact, was_by, self.reader.get_many([was_by]).get(was_by))
-        except InvalidInput as e:
-            raise UndoRefused(f"history entry {entry.id} cannot be undone: fact {fact.id} would be replaced by fact {was_by}, "
-                              f"and {e}") from None
-        return fact.valid_until, fact.valid_until, was_by
-
     def review(self, ids: object, client: str = "", note: str = "") -> tuple[list[int], int | None]:
-        """The owner reviewed these facts (POST /facts/review): each not yet reviewed is, now, in
-        one write and one history entry. (the ids reviewed, the entry or None when none was)."""
-        ids = clean_ids(ids)
-        db = self.state.db
-        with self.state.writing():
-            marks = ",".join("?" * len(ids))
-            found = dict(db.execute(f"SELECT id, reviewed_at FROM facts WHERE id IN ({marks})", ids).fetchall())
-            unknown = [i for i in ids if i not in found]
-            if unknown:
-                raise InvalidInput(f"ids name facts that do not exist: {', '.join(map(str, unknown[:10]))}")
-            todo = [i for i in ids if found[i] is None]
-            if not todo:
-                return [], None
-            at = now()
-            db.execute(f"UPDATE facts SET reviewed_at = ? WHERE id IN ({','.join('?' * len(todo))})", [at, *todo])
-            replacing.settle(db, self.review_before, todo)  # what they replace waited for this
-            entry = self.history.record(client, "review", None, before={"ids": todo}, after={"ids": todo, "reviewed_at": at},
-                                        note=note or f"{len(todo)} reviewed")
-        return todo, entry
+        """POST /facts/review (reviewing.py `review`)."""
+        return reviewing.review(self.state, self.history, ids, client, note)
 
     def unreview(self, entry: Entry, client: str, note: str) -> None:
-        """The undo of a review entry: its facts that still hold what it left get what was before
-        (a review's: unreviewed again; the undo of one: reviewed again, at the time they were)."""
-        ids, left, was = entry.after["ids"], entry.after["reviewed_at"], entry.before.get("reviewed_at")
-        with self.state.writing():
-            self.state.db.execute(f"UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN ({','.join('?' * len(ids))})",
-                                  [was, left, *ids])
-            replacing.settle(self.state.db, self.review_before, ids)
-            self.history.record(client, "review", None, before=entry.after, after={"ids": ids, "reviewed_at": was},
-                                note=note, undoes=entry.id)
+        """The undo of a review entry (reviewing.py `unreview`)."""
+        reviewing.unreview(self.state, self.history, entry, client, note)
 
     def delete(self, fact_id: int, client: str = "", note: str = "", undoes: int | None = None) -> Fact:
         """Remove the row, its FTS entry and its vector together; returns what was removed. The

@@ -1,8 +1,10 @@
-// How a write lands (memories/writes/writing.py): add, batch (and its dry run), edit, delete, the
-// owner's review and the memory's own settings, with the exact and near duplicate checks that
-// decide them, and the step that writes a fact's pairs, which background.ts uses too. Reindex is
-// reindexing.ts's, a replacement's validity replacing.ts's; the undo of an entry (undo.ts) and a
-// contradiction's resolution (conflicts.ts) write through here.
+// The one door every write goes through (memories/writes/writing.py): add, batch (and its dry
+// run), edit, delete, the owner's review and the memory's own settings, with the exact and near
+// duplicate checks that decide them, and the step that writes a fact's pairs, which background.ts
+// uses too. Each question lives in the module that names it: a replacement's validity in
+// replacing.ts, the owner's review in reviewing.ts, an undo in undo.ts, a reindex in
+// reindexing.ts; the undo of an entry and a contradiction's resolution (conflicts.ts) write
+// through here.
 //
 // Every write changes row, FTS entry, vector and its history entry (history.ts) inside one
 // `transactionSync`, and at its end the codes in memory with their stored blocks (state.ts
@@ -23,7 +25,7 @@ import type { Reader } from "../recall/reading";
 import { type Proposal, replaceNow, replacesAtOnce } from "./replace_at_once";
 import { type Held, type Validity, ownValidUntil, patched, replace, replaceable, replacedBy, settle, undone, unreplace } from "./replacing";
 import { embedLacking } from "../storage/reindexing";
-import { cleanIds, reviewedBy } from "../review/reviewing";
+import { review, reviewedBy, unreview } from "../review/reviewing";
 import { sameJson } from "../model/settings";
 import { Part, type State, toBlob } from "../storage/state";
 import { textKey } from "../text";
@@ -403,42 +405,16 @@ export class Writer extends Part {
     return { deleted: id, fact };
   }
 
-  // -- the owner's review (reviewing.ts) ------------------------------------------------
+  // -- the owner's review: its questions are reviewing.ts's, run through this one door ----
 
-  /** POST /facts/review: the owner reviewed these facts (writing.py `review`): each not yet
-   * reviewed is, now, in one write and one history entry. The ids it reviewed, and the entry
-   * (null when none was). */
+  /** POST /facts/review (reviewing.ts `review`). */
   review(value: unknown, client = "", note = ""): { reviewed: number[]; entry: number | null } {
-    const ids = cleanIds(value);
-    return this.ctx.storage.transactionSync(() => {
-      // One binding for up to 200 ids: the object binds at most 100 a statement.
-      const found = new Map(this.sql.exec<{ id: number; reviewed_at: string | null }>(
-        "SELECT id, reviewed_at FROM facts WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids),
-      ).toArray().map((r) => [r.id, r.reviewed_at]));
-      const unknown = ids.filter((id) => !found.has(id));
-      if (unknown.length) throw invalid(`ids name facts that do not exist: ${unknown.slice(0, 10).join(", ")}`);
-      const todo = ids.filter((id) => found.get(id) === null);
-      if (!todo.length) return { reviewed: [], entry: null };
-      const at = stamp(new Date());
-      this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE id IN (SELECT value FROM json_each(?))", at, JSON.stringify(todo));
-      settle(this.sql, this.reviewBefore, todo);  // what they replace waited for this
-      const entry = this.history.record(client, "review", null, { ids: todo }, { ids: todo, reviewed_at: at }, note || `${todo.length} reviewed`);
-      return { reviewed: todo, entry };
-    });
+    return review(this.state, this.history, value, client, note);
   }
 
-  /** The undo of a review entry (writing.py `unreview`): its facts that still hold what it left
-   * get what was before (a review's: unreviewed again; the undo of one: reviewed again, at the
-   * time they were). */
+  /** The undo of a review entry (reviewing.ts `unreview`). */
   unreview(entry: Entry, client: string, note: string): void {
-    const after = entry.after as { ids: number[]; reviewed_at: string | null };
-    const was = (entry.before?.reviewed_at ?? null) as string | null;
-    this.ctx.storage.transactionSync(() => {
-      this.sql.exec("UPDATE facts SET reviewed_at = ? WHERE reviewed_at IS ? AND id IN (SELECT value FROM json_each(?))",
-        was, after.reviewed_at, JSON.stringify(after.ids));
-      settle(this.sql, this.reviewBefore, after.ids);
-      this.history.record(client, "review", null, entry.after, { ids: after.ids, reviewed_at: was }, note, entry.id);
-    });
+    unreview(this.state, this.history, entry, client, note);
   }
 
   /** The memory's own settings (the recall settings, `threshold` when it has its own duplicate
