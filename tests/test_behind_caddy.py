@@ -63,7 +63,7 @@ def proxied(tmp_path_factory, http_port):
 def test_the_desk_answers_under_the_prefix_through_caddy_over_https(proxied):
     _, url, cert = proxied
     bare = httpx.get(url + "/desk", verify=cert)
-    assert bare.status_code == 302 and bare.headers["Location"] == "/desk/"  # `redir`'s default
+    assert bare.status_code == 301 and bare.headers["Location"] == "/desk/"  # permanent, as nginx's
     the_desk_answers_under_the_prefix(proxied)
 
 
