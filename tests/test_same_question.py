@@ -20,6 +20,9 @@ GOLDEN = json.loads((Path(__file__).parent / "golden" / "same_question.json").re
     ("Priya lives in Lisbon.", "Priya moved to Porto.", "value", ["Lisbon"], ["Porto"]),
     ("The side project is named TaskBoard.", "TaskBoard is now called Tallyo.", "rename", None, ["Tallyo"]),
     ("The Friday yoga class is at the community hall.", "The Friday yoga class was cancelled.", "retraction", None, None),
+    # A name with digits in it is one word: its "9" is not the new answer's 9.
+    ("Wenceslasefb9's birthday is on 3 May.", "Wenceslasefb9's birthday is on 9 May.", "value", ["3"], ["9"]),
+    ("The owner's laptop is a ThinkPad X1.", "The owner's laptop is a ThinkPad T14 now.", "value", ["X1"], ["T14"]),
 ])
 def test_two_answers_to_one_question_are_a_proposal(old, new, reason, was, now):
     found = answers(old, new, 0.7)

@@ -79,7 +79,7 @@ IDENT = re.compile(r"^([^\W_]+(?:[-._/][^\W_]+)+)")
 LEAD = re.compile(r"^(?:after|since|as of|from|following|starting|effective|these days|this|last|next)\b[^,;]{0,60},[ \t\r\n]*", re.I)
 # Clauses: a sentence's end after a word (not "Ms." or "Dr."), or a semicolon.
 CLAUSES = re.compile(r"(?:;|(?<=[a-z]{4})\.)[ \t\r\n]+")
-TOKEN = re.compile(r"n't|[£$€¥]?\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_]+(?:_[^\W\d_]+|'[^\W\d_]+)?|'s", re.UNICODE)
+TOKEN = re.compile(r"n't|[£$€¥]?\d+(?:[:.,/-]\d+)*[^\W_]*|[^\W\d_][^\W_]*(?:_[^\W\d_]+|'[^\W\d_]+)?|'s", re.UNICODE)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ EDGES = [
     ("The band is called The Late Trains.", "The Late Trains now GO BY Night Service."), ("Smokes a pack a day.", "Quit smoking."),
     ("Ben is the owner's godson.", "Ben's party is cancelled."), ("The box comes weekly.", "Box subscription cancelled"),
     ("The bikes are stored in the basement.", "Bikes are now kept in the shed."), ("'s", "renamed 's"),
+    ("Wenceslasefb9's birthday is on 3 May.", "Wenceslasefb9's birthday is on 9 May."), ("R2D2 is in bay 2.", "R2D2 is in bay 4 now."),
 ]
 
 

@@ -85,7 +85,7 @@ const LEAD = new RegExp(`^(?:${caseless("after|since|as of|from|following|starti
 // Clauses: a sentence's end after a word (not "Ms." or "Dr."), or a semicolon.
 const CLAUSES = /(?:;|(?<=[a-z]{4})\.)[ \t\r\n]+/u;
 const ALPHA = "\\p{L}\\p{Nl}\\p{No}";  // Python's [^\W\d_]
-const TOKEN = new RegExp(`n't|[£$€¥]?\\p{Nd}+(?:[:.,/-]\\p{Nd}+)*[\\p{L}\\p{N}]*|[${ALPHA}]+(?:_[${ALPHA}]+|'[${ALPHA}]+)?|'s`, "gu");
+const TOKEN = new RegExp(`n't|[£$€¥]?\\p{Nd}+(?:[:.,/-]\\p{Nd}+)*[\\p{L}\\p{N}]*|[${ALPHA}][\\p{L}\\p{N}]*(?:_[${ALPHA}]+|'[${ALPHA}]+)?|'s`, "gu");
 // Python's len() and slices: code points.
 const len = (s: string) => Array.from(s).length;
 const and = <T>(a: Set<T>, b: Set<T>) => new Set([...a].filter((x) => b.has(x)));
