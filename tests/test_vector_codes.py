@@ -364,6 +364,19 @@ def test_a_code_is_within_its_bound_of_the_exact_cosine():
         assert np.all(np.abs(c) <= codes.LEVELS)
 
 
+def holds_the_band(got: np.ndarray, s: np.ndarray, ids: np.ndarray, ref: np.ndarray, lower: float, least: float,
+                   hidden: list[int], k: int = 3) -> None:
+    """`near`'s answer with `top` (lower, k, hidden) for one query, against brute force (`ref`, the
+    exact cosines of `ids`): every row at or over `least`, and of those between `lower` and
+    `least` (the hidden left out) at least the exact k best, each with its exact cosine."""
+    found = dict(zip(got.tolist(), s.tolist()))
+    over = ref >= least
+    assert all(found[i] == c for i, c in zip(ids[over].tolist(), ref[over].tolist()))
+    band = [j for j in np.lexsort((ids, -ref)) if lower <= ref[j] < least and int(ids[j]) not in hidden][:k]
+    assert all(found.get(int(ids[j])) == float(ref[j]) for j in band)
+    assert not set(hidden) & {i for i, c in found.items() if c < least}
+
+
 def test_near_with_a_top_band_holds_every_row_over_least_and_the_exact_k_best_below(data):
     """A write's proposals (`near`'s `top`): every row at or over `least` as before, and of those
     between `lower` and `least` (the hidden left out) at least the exact k best, as brute force
@@ -375,10 +388,27 @@ def test_near_with_a_top_band_holds_every_row_over_least_and_the_exact_k_best_be
         ref = exact(m[mine], q)
         hidden = [int(i) for i in ids[mine][rng.choice(len(mine), 40, replace=False)]]
         lower, least = float(np.sort(ref)[-60]), float(np.sort(ref)[-5])
-        got, s = index.near(q, "fact", least, top=(lower, 3, hidden))[0]
-        found = dict(zip(got.tolist(), s.tolist()))
-        over = ref >= least
-        assert all(found[i] == c for i, c in zip(ids[mine][over].tolist(), ref[over].tolist()))
-        band = [k for k in np.lexsort((ids[mine], -ref)) if lower <= ref[k] < least and int(ids[mine][k]) not in hidden][:3]
-        assert all(found.get(int(ids[mine][k])) == float(ref[k]) for k in band)
-        assert not set(hidden) & {i for i, c in found.items() if c < least}
+        holds_the_band(*index.near(q, "fact", least, top=(lower, 3, hidden))[0], ids[mine], ref, lower, least, hidden)
+
+
+def test_a_batch_near_with_a_top_band_holds_for_each_query_what_one_query_finds(data):
+    """A batch's writes share one scan (`near` with several queries and `top`): for each query
+    what one query's `top` holds, and the same closest rows as that query asked alone."""
+    ids, types, m, queries, rng, kind = data
+    index = index_of(ids, types, m)
+    mine = np.flatnonzero(types == 0)
+    hidden = [int(i) for i in ids[mine][rng.choice(len(mine), 40, replace=False)]]
+    refs = [exact(m[mine], q) for q in queries]
+    lower, least = float(np.median([np.sort(r)[-60] for r in refs])), float(np.median([np.sort(r)[-5] for r in refs]))
+    batch = index.near(queries, "fact", least, top=(lower, 3, hidden))
+    assert len(batch) == len(queries)
+
+    def closest(i: np.ndarray, c: np.ndarray, n: int) -> list:
+        return sorted(zip(c.tolist(), i.tolist()), key=lambda p: (-p[0], p[1]))[:n]
+
+    for q, ref, (got, s) in zip(queries, refs, batch):
+        holds_the_band(got, s, ids[mine], ref, lower, least, hidden)
+        assert (s >= lower).all()
+        alone = index.near(q, "fact", least, top=(lower, 3, hidden))[0]
+        n = int((ref >= least).sum()) + 3
+        assert closest(got, s, n) == closest(*alone, n)

@@ -42,34 +42,38 @@ class Duplicates:
         return (row[0], "replaced", 1.0) if row else None
 
     def current_closest(self, ids: np.ndarray, scores: np.ndarray, floor: float, leave: tuple[int, ...],
-                         most: int) -> tuple[dict[int, Fact], list[tuple[int, float]]]:
+                         most: int, read: dict[int, Fact] | None = None) -> tuple[dict[int, Fact], list[tuple[int, float]]]:
         """Of the same-type facts `ids` with their cosines `scores`, those at or above `floor` and
         not in `leave`, best score first, then lowest id: the facts read, and the first `most`
         current ones as (id, cosine). Rows are read a few at a time: a crowd is mostly current,
-        and a batch's own neighbours can be hundreds."""
+        and a batch's own neighbours can be hundreds. `read`: rows one write has read already for
+        the same new fact (its dedup and its proposals look at the same neighbours), kept there."""
         keep = (scores >= floor) & ~np.isin(ids, np.array(leave, dtype=np.int64))
         ids, scores = ids[keep], scores[keep]
         order = np.lexsort((ids, -scores))
         closest = list(zip(ids[order].tolist(), scores[order].tolist()))
         facts: dict[int, Fact] = {}
+        read = {} if read is None else read
         current: list[tuple[int, float]] = []
         for start in range(0, len(closest), 4 * most):
             part = closest[start : start + 4 * most]
-            facts |= self.reader.get_many(fid for fid, _ in part)
+            read |= self.reader.get_many(fid for fid, _ in part if fid not in read)
+            facts |= {fid: read[fid] for fid, _ in part if fid in read}
             current += [(fid, s) for fid, s in part if fid in facts and is_current(facts[fid].valid_until, "")]
             if len(current) >= most:
                 break
         return facts, current[:most]
 
     def near(self, text: str, ids: np.ndarray, scores: np.ndarray,
-                    leave: tuple[int, ...] = ()) -> tuple[int, str, float] | None:
+             leave: tuple[int, ...] = (), read: dict[int, Fact] | None = None) -> tuple[int, str, float] | None:
         """Of the same-type facts `ids` with their cosines `scores`, the first current one at or
         above the threshold that says the same thing (best score first, then lowest id): one that
         differs in a number, date, name or negation is another fact (dedup.py)."""
-        facts, near = self.current_closest(ids, scores, self.state.threshold, tuple(leave), NEAR_CANDIDATES)
+        read = {} if read is None else read
+        facts, near = self.current_closest(ids, scores, self.state.threshold, tuple(leave), NEAR_CANDIDATES, read)
         found = next(((fid, "near", s) for fid, s in near if distinct(text, facts[fid].text) is None), None)
         if found:
             return found
         # The same text with or without "The owner" scores below the threshold: its own look.
-        facts, near = self.current_closest(ids, scores, SUBJECT_FLOOR, tuple(leave), NEAR_CANDIDATES)
+        facts, near = self.current_closest(ids, scores, SUBJECT_FLOOR, tuple(leave), NEAR_CANDIDATES, read)
         return next(((fid, "near", s) for fid, s in near if same_but_subject(text, facts[fid].text)), None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .dedup import CALENDAR, NUMBER_WORDS
 from .what_changed import MEASURED, SWITCHES, measure, said_up, switched, taken_back
@@ -109,7 +110,7 @@ def stem(word: str) -> str:
     return w.removesuffix("e") if len(w) > 3 else w
 
 
-@dataclass
+@dataclass(frozen=True)
 class Words:
     raw: list[str]  # as written
     keys: list[str]  # stemmed content words, or "~" for glue; None-like "" for the rest
@@ -117,6 +118,7 @@ class Words:
     negations: int
 
 
+@lru_cache(maxsize=4096)  # a write reads its new text once a candidate, and a crowd's texts for every new fact
 def read(text: str) -> Words:
     raw, keys, cues, negations = [], [], set(), 0
     # "doesn't" is "does" and a negation, as dedup.words reads it.

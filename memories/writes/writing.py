@@ -120,12 +120,12 @@ class Writer:
         return self.state.review["mode"] == "before"
 
     def _proposals(self, fid: int, text: str, created_at: str, ids: np.ndarray, scores: np.ndarray,
-                   leave: tuple[int, ...]) -> tuple[dict, ...]:
+                   leave: tuple[int, ...], read: dict[int, Fact] | None = None) -> tuple[dict, ...]:
         """The current facts the new fact `fid` may replace (lifecycle.proposals), each kept in
         `conflicts` inside the write and answered with what differs. A newer one that may replace
         it (an imported fact older than what the memory holds) is kept the other way round, and
         is not in the answer: the write replaces nothing newer than itself."""
-        facts, near = self.duplicates.current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES)
+        facts, near = self.duplicates.current_closest(ids, scores, PROPOSE, (*leave, fid), PROPOSE_CANDIDATES, read)
         newer = frozenset(i for i, _ in near if facts[i].created_at > created_at)
         out = []
         for other, score, differs, reverse in proposals(near, {i: f.text for i, f in facts.items()}, text, newer):
@@ -178,8 +178,10 @@ class Writer:
         """The body of `_store`, inside its write: each result appended to `results`."""
         state, db = self.state, self.state.db
         # Each type's new facts against its stored rows, one scan a type: for the near-dedup check,
-        # the review's pairs and the proposals. One fact's proposals need only its closest few down
-        # to PROPOSE (`top`), not every fact that far; a batch's share one scan, down to PROPOSE.
+        # the review's pairs and the proposals. A fact's proposals need only its closest few down to
+        # PROPOSE (`top`), not every fact that far: its k leaves room for the facts the batch's
+        # `supersedes` name (no longer current once a fact of the batch replaces them; a lone fact's
+        # are left out of it) and for a near duplicate stored over.
         low = min(state.floor, state.threshold)
         types = [c.type for c in clean]
         prior: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -188,7 +190,8 @@ class Writer:
             top = None
             if t in PROPOSING and not restore:
                 leave = clean[mine[0]].supersedes if len(mine) == 1 else ()
-                top = (PROPOSE, PROPOSE_CANDIDATES + len(leave) + 1, [*self._stale(), *leave])  # (+1: a near duplicate stored over)
+                named = sum(len(clean[i].supersedes) for i in mine)
+                top = (PROPOSE, PROPOSE_CANDIDATES + named + 1, [*self._stale(), *leave])
             prior.update(zip(mine, state.vectors.near(vectors[mine], t, low, top=top)))
         low = min(low, PROPOSE)
         within = exact_all(vectors)  # the batch against itself, for facts stored earlier in it
@@ -203,9 +206,10 @@ class Writer:
                 near_scores = np.concatenate([near_scores, within[n, [k for _, k in same]]])
             replaced = {} if restore else self._replaceable(item.supersedes)
             near = None
+            read: dict[int, Fact] = {}  # its neighbours' rows, read once for its dedup and its proposals
             dup = None if restore else self.duplicates.exact(text, type, leave=item.supersedes)
             if not dup and not restore:
-                near = self.duplicates.near(text, near_ids, near_scores, item.supersedes)
+                near = self.duplicates.near(text, near_ids, near_scores, item.supersedes, read)
                 dup = None if item.force else near
             if not dup and not restore and not item.supersedes:
                 dup = self.duplicates.replaced(text, type)
@@ -247,7 +251,7 @@ class Writer:
                 replacing.replace(db, old.id, fid, self.review_before)
             # (a near duplicate stored over with `force` is the same fact, not one it replaces)
             leave = (*item.supersedes, *([near[0]] if near else []))
-            conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, created_at, near_ids, near_scores, leave)
+            conflicts = () if restore or type not in PROPOSING else self._proposals(fid, text, created_at, near_ids, near_scores, leave, read)
             at_once = replaces_at_once(state.proposals, alone and op == "add", client, item.source, state.review, conflicts)
             if at_once:  # the memory's proposals setting: replaced in this write, the pair kept as done
                 conflicts, replaced = replace_now(db, self.reader, fid, conflicts, self.review_before), {**replaced, **at_once}

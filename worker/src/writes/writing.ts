@@ -81,15 +81,16 @@ export class Writer extends Part {
     return Math.min(this.state.threshold, this.state.floor);
   }
 
-  /** [id, exact cosine] of every same-type fact of the index and then of `pending` at or above
-   * `min` (the index finds them on its codes: vectors.ts), and the index's closest few below it
-   * down to `top.lower` (vectors.ts `near`'s `top`). */
+  /** [id, exact cosine] of every same-type fact of the index at or above `min` (the index finds
+   * them on its codes: vectors.ts) and its closest few below it down to `top.lower` (vectors.ts
+   * `near`'s `top`), then of `pending` at or above `top.lower` (or `min`). */
   private near(vector: Float32Array, type: FactType, pending: Pending[], min: number, top: Top | null = null): [number, number][] {
     const out = this.vectors.near(vector, type, min, null, top);
+    const least = top ? Math.min(min, top.lower) : min;
     for (const p of pending) {
       if (p.type !== type) continue;
       const s = dot(p.vector, vector);  // summed as the index's exact rows are
-      if (s >= min) out.push([p.id, s]);
+      if (s >= least) out.push([p.id, s]);
     }
     return out;
   }
@@ -206,20 +207,24 @@ export class Writer extends Part {
     // in `pending`, and later facts of the batch dedup and pair against them from there.
     const pending: Pending[] = [];
     const stored: string[] = [];
-    const ofType = new Map<FactType, number>();
-    for (const c of clean) ofType.set(c.type, (ofType.get(c.type) ?? 0) + 1);
+    // How many facts the batch's `supersedes` name, by type: no longer current once a fact of the
+    // batch replaces them, so each fact's closest few hold that many more (as writing.py's).
+    const named = new Map<FactType, number>();
+    for (const c of clean) named.set(c.type, (named.get(c.type) ?? 0) + c.supersedes.length);
+    let staleIds: number[] | null = null;  // as the write began, as writing.py reads them
     const write = () => {
       check?.();
       const out = clean.map((c, i): Added => {
         // As they are now: an earlier fact of the batch may have replaced one.
         let replaced = replaceable(c.supersedes, this.reader.getMany(c.supersedes));
         // One list of neighbours serves the dedup check, the pairs and the proposals. A fact's
-        // proposals need only its closest few down to PROPOSE (`top`), not every fact that far; in a
-        // batch of several of its type, each is scanned down to PROPOSE (writing.py's share one scan).
+        // proposals need only its closest few down to PROPOSE (`top`), not every fact that far: its
+        // k leaves room for those and for a near duplicate stored over; its own are left out.
         const proposing = !restore && PROPOSING.includes(c.type);
-        const top = proposing && ofType.get(c.type) === 1  // (+1: a near duplicate stored over)
-          ? { lower: PROPOSE, k: PROPOSE_CANDIDATES + c.supersedes.length + 1, hidden: [...this.stale(), ...c.supersedes] } : null;
-        const near = this.near(vectors[i], c.type, pending, proposing && !top ? Math.min(this.least, PROPOSE) : this.least, top);
+        const top = proposing
+          ? { lower: PROPOSE, k: PROPOSE_CANDIDATES + named.get(c.type)! + 1, hidden: [...(staleIds ??= this.stale()), ...c.supersedes] }
+          : null;
+        const near = this.near(vectors[i], c.type, pending, this.least, top);
         const found = restore ? null : this.duplicates.find(c.text, c.type, near, null, c.supersedes);
         const dup = found && !(c.force && found[1] === "near") ? found : null;
         if (dup) {
