@@ -61,7 +61,7 @@ def pct(samples: list[float], p: float) -> float:
 def build(path: Path, n: int) -> None:
     """A memory of `n` synthetic facts, embedded by the real model (the engine's import, batches of 256)."""
     from memories.cli import IMPORT_BATCH
-    from memories.embeddings import MiniLM
+    from memories.model.embeddings import MiniLM
     from memories.store import Memory
 
     memory = Memory(path, MiniLM())
