@@ -42,6 +42,16 @@ def no_table(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     raise RuntimeError("this index has no table to read exact vectors from")
 
 
+def k_best(ids: np.ndarray, cosines: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Of rows rescored, the k best by exact cosine and any tied with the k-th: which rows past
+    the k-th were rescored depends on the codes' order (a batch's scan or one query's), so they
+    are not answered, and a fact's neighbours are the same however it is written."""
+    if len(cosines) <= k:
+        return ids, cosines
+    keep = cosines >= np.partition(cosines, len(cosines) - k)[len(cosines) - k]
+    return ids[keep], cosines[keep]
+
+
 class VectorIndex:
     def __init__(self, dims: int, read: Reader = no_table):
         self.dims = dims
@@ -198,7 +208,7 @@ class VectorIndex:
         `least` is rescored, and no other can reach it.
 
         `top` (lower, k, hidden): also each query's k closest facts from cosine `lower` up to
-        `least`, leaving out the `hidden` ids, exactly (the best k + RESCORE_TOP on the codes
+        `least` (and any tied with the k-th), leaving out the `hidden` ids, exactly (the best k + RESCORE_TOP on the codes
         rescored, then any row that could still reach the k-th): what a write's proposals need,
         without rescoring every row down to `lower` (a batch's writes share one scan of the
         codes; at 10k synthetic facts, every row down to 0.4 was some 840 a query)."""
@@ -255,7 +265,8 @@ class VectorIndex:
         """`_closest_between` for each query of a batch at once, over the rows of one scan that may
         lie in [lower, least) (`rows`, their query `which`, score `s` on the codes and bound `b`):
         each query's best k + RESCORE_TOP on the codes rescored, then any row that could still
-        reach its k-th; each query's rows in the band, with their exact cosines."""
+        reach its k-th; each query's k best in the band (and any tied with the k-th), with their
+        exact cosines."""
         order = np.lexsort((-s, which))  # by query, the best on the codes first
         rows, which, s, b = rows[order], which[order], s[order], b[order]
         starts = np.searchsorted(which, np.arange(len(q) + 1))
@@ -271,8 +282,8 @@ class VectorIndex:
         self._rescore_rows(part, q, rows, which, ~first & (s + b >= kth[which]), cosines)
         inside = (cosines >= lower) & (cosines < least)
         ids = part.fact_ids[rows]
-        return [(ids[starts[j] : starts[j + 1]][inside[starts[j] : starts[j + 1]]],
-                 cosines[starts[j] : starts[j + 1]][inside[starts[j] : starts[j + 1]]]) for j in range(len(q))]
+        return [k_best(ids[starts[j] : starts[j + 1]][inside[starts[j] : starts[j + 1]]],
+                       cosines[starts[j] : starts[j + 1]][inside[starts[j] : starts[j + 1]]], k) for j in range(len(q))]
 
     def _rescore_rows(self, part: Rows, q: np.ndarray, rows: np.ndarray, which: np.ndarray, chosen: np.ndarray,
                       cosines: np.ndarray) -> None:
@@ -287,8 +298,8 @@ class VectorIndex:
 
     def _closest_between(self, part: Rows, s: np.ndarray, query: np.ndarray, top: tuple[float, int, Iterable[int]],
                          least: float) -> tuple[np.ndarray, np.ndarray]:
-        """`near`'s band: of the rows whose exact cosine may lie in [lower, least), the k best (at
-        least) with their exact cosines, the hidden left out."""
+        """`near`'s band: of the rows whose exact cosine lies in [lower, least), the k best (and
+        any tied with the k-th) with their exact cosines, the hidden left out."""
         lower, k, hidden = top
         q1, q2, r1 = norms(query)
         wide = bound(part.widest, q1, q2, self.dims, r1)
@@ -305,7 +316,7 @@ class VectorIndex:
             more_ids, more = self._rescored(query, [part.fact_ids[rest]])
             ids, cosines = np.concatenate([ids, more_ids]), np.concatenate([cosines, more])
         keep = (cosines >= lower) & (cosines < least)
-        return ids[keep], cosines[keep]
+        return k_best(ids[keep], cosines[keep], k)
 
     def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None,
                 hidden: Iterable[int] = ()) -> tuple[int | None, float | None]:

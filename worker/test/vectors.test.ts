@@ -273,6 +273,9 @@ describe("near's top band", () => {
     const want = bruteForce(table, base, 30).filter(([, c]) => c >= 0.5);
     const got = new Map(index.near(base, "fact", 0.9, null, top));
     for (const [id, c] of want.slice(0, 4)) expect(got.get(id)).toBe(c);
+    // exactly the rows over min and the band's 4 best: no row past them, whichever were rescored
+    const over = want.filter(([, c]) => c >= 0.9);
+    expect(got).toEqual(new Map([...over, ...want.filter(([, c]) => c < 0.9).slice(0, 4)]));
     // the band's lower at or over min: no band, as before
     expect(index.near(base, "fact", 0.9, null, { lower: 2, k: 4, hidden: [] })).toEqual(index.near(base, "fact", 0.9));
   });

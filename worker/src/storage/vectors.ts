@@ -282,8 +282,8 @@ export class VectorIndex {
   /** Every row of the type at or above cosine `min`, as [id, exact cosine] in row order: each
    * row whose code scores within its bound of `min` is rescored.
    *
-   * `top`: also the k closest rows from cosine `top.lower` up to `min`, leaving out the hidden
-   * ids, exactly (the best k + RESCORE_TOP on the codes rescored, then any row that could still
+   * `top`: also the k closest rows from cosine `top.lower` up to `min` (and any tied with the
+   * k-th), leaving out the hidden ids, exactly (the best k + RESCORE_TOP on the codes rescored, then any row that could still
    * reach the k-th): what a write's proposals need, without rescoring every row down to `lower`
    * (vectors.py `near`'s `top`). */
   near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null, top: Top | null = null): [number, number][] {
@@ -293,9 +293,9 @@ export class VectorIndex {
     return top && top.lower < min ? out.concat(this.closestBetween(q, s, qn, top, min)) : out;
   }
 
-  /** `near`'s band: of the rows whose exact cosine may lie in [lower, min), the k best (at least)
-   * with their exact cosines, the hidden left out (vectors.py `_closest_between`). `s`, the code
-   * scores, is changed. */
+  /** `near`'s band: of the rows whose exact cosine lies in [lower, min), the k best (and any tied
+   * with the k-th) with their exact cosines, the hidden left out (vectors.py `_closest_between`).
+   * `s`, the code scores, is changed. */
   private closestBetween(q: Float32Array, s: Float64Array, qn: number, top: Top, min: number): [number, number][] {
     const { lower, k } = top;
     this.leaveOut(s, top.hidden);
@@ -318,7 +318,12 @@ export class VectorIndex {
     // A row left out whose code could still reach the k-th is rescored too.
     const more = rest.filter((i) => s[i] + this.bound(i, qn) >= kthCosine);
     if (more.length) found = found.concat(this.exact(q, more));
-    return found.filter(([, c]) => inside(c));
+    // The k best and any tied with the k-th: which rows past it were rescored depends on the
+    // codes' order, so they are not answered (vectors.py `k_best`).
+    const within = found.filter(([, c]) => inside(c));
+    if (within.length <= k) return within;
+    const cut = within.map(([, c]) => c).sort((a, b) => b - a)[k - 1];
+    return within.filter(([, c]) => c >= cut);
   }
 
   /** The rows whose code score `s` (for a query of norm `qn`) is within its bound of `min`:
