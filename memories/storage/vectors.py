@@ -208,16 +208,18 @@ class VectorIndex:
         `least` is rescored, and no other can reach it.
 
         `top` (lower, k, hidden): also each query's k closest facts from cosine `lower` up to
-        `least` (and any tied with the k-th), leaving out the `hidden` ids, exactly (the best k + RESCORE_TOP on the codes
-        rescored, then any row that could still reach the k-th): what a write's proposals need,
-        without rescoring every row down to `lower` (a batch's writes share one scan of the
-        codes; at 10k synthetic facts, every row down to 0.4 was some 840 a query)."""
+        `least` (and any tied with the k-th), leaving out the `hidden` ids, exactly (the best
+        k + RESCORE_TOP on the codes rescored, then any row that could still reach the k-th): what
+        a write's proposals need, without rescoring every row down to `lower` (a batch's writes
+        share one scan of the codes; at 10k synthetic facts, every row down to 0.4 was some 840 a
+        query)."""
         q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         part = self.parts[type]
         q1, q2, r1 = norms(q)
         rows, which = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
         band: list[tuple[np.ndarray, np.ndarray]] = []
         several = top is not None and len(q) > 1 and top[0] < least
+        low = top[0] if several else least
         maybe: list[tuple[np.ndarray, ...]] = []  # several queries: rows that may lie in [lower, least)
         if several:
             hidden = np.zeros(part.n, dtype=bool)
@@ -232,7 +234,6 @@ class VectorIndex:
             blocks = ((start + np.arange(len(s)), s, params) for start, s, params in part.scan(q))
         for at, s, params in blocks:
             # The rows within the widest bound, then each within its own (flat: 2-D nonzero is slow).
-            low = top[0] if several else least
             r, j = np.divmod(np.flatnonzero(s >= low - bound(part.widest, q1, q2, self.dims, r1)), s.shape[1])
             sr, b = s[r, j], bound(params[r], q1[j], q2[j], self.dims, r1[j])
             close = sr + b >= least

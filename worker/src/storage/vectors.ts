@@ -283,9 +283,9 @@ export class VectorIndex {
    * row whose code scores within its bound of `min` is rescored.
    *
    * `top`: also the k closest rows from cosine `top.lower` up to `min` (and any tied with the
-   * k-th), leaving out the hidden ids, exactly (the best k + RESCORE_TOP on the codes rescored, then any row that could still
-   * reach the k-th): what a write's proposals need, without rescoring every row down to `lower`
-   * (vectors.py `near`'s `top`). */
+   * k-th), leaving out the hidden ids, exactly (the best k + RESCORE_TOP on the codes rescored,
+   * then any row that could still reach the k-th): what a write's proposals need, without
+   * rescoring every row down to `lower` (vectors.py `near`'s `top`). */
   near(q: Float32Array, type: FactType | null, min: number, exclude: number | null = null, top: Top | null = null): [number, number][] {
     const s = this.approx(q, type), qn = norm(q);
     const rows = this.reach(s, qn, min).filter((i) => this.ids[i] !== exclude);

@@ -211,7 +211,7 @@ export class Writer extends Part {
     // batch replaces them, so each fact's closest few hold that many more (as writing.py's).
     const named = new Map<FactType, number>();
     for (const c of clean) named.set(c.type, (named.get(c.type) ?? 0) + c.supersedes.length);
-    let staleIds: number[] | null = null;  // as the write began, as writing.py reads them
+    let staleIds: number[] | null = null;  // read once a write, at its first proposing fact (writing.py: once a batch)
     const write = () => {
       check?.();
       const out = clean.map((c, i): Added => {
