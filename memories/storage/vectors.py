@@ -217,19 +217,16 @@ class VectorIndex:
         part = self.parts[type]
         q1, q2, r1 = norms(q)
         rows, which = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-        band: list[tuple[np.ndarray, np.ndarray]] = []
-        several = top is not None and len(q) > 1 and top[0] < least
-        low = top[0] if several else least
-        maybe: list[tuple[np.ndarray, ...]] = []  # several queries: rows that may lie in [lower, least)
-        if several:
+        banded = top is not None and top[0] < least
+        low = top[0] if banded else least
+        maybe: list[tuple[np.ndarray, ...]] = []  # with `top`: rows that may lie in [lower, least)
+        if banded:
             hidden = np.zeros(part.n, dtype=bool)
             hidden[part.rows_of(list(top[2]))] = True
         if len(q) == 1 and part.n:  # one query: the threaded scan, then only the rows near enough
             s = part.scores(q[0])
-            at = np.flatnonzero(s >= least - bound(part.widest, q1, q2, self.dims, r1))
+            at = np.flatnonzero(s >= low - bound(part.widest, q1, q2, self.dims, r1))
             blocks = [(at, s[at][:, None], part.take(at)[1])]
-            if top and top[0] < least:
-                band.append(self._closest_between(part, s, q[0], top, least))
         else:
             blocks = ((start + np.arange(len(s)), s, params) for start, s, params in part.scan(q))
         for at, s, params in blocks:
@@ -239,7 +236,7 @@ class VectorIndex:
             close = sr + b >= least
             rows.append(at[r[close]])
             which.append(j[close])
-            if several:
+            if banded:
                 m = (sr + b >= low) & (sr - b < least) & ~hidden[at[r]]
                 maybe.append((at[r[m]], j[m], sr[m], b[m]))
         rows, which = np.concatenate(rows), np.concatenate(which)
@@ -255,17 +252,16 @@ class VectorIndex:
             mine = mine[row[mine] >= 0]  # (a row the table lacks is left out)
             cosines = exact(vectors[row[mine]], q[j])
             out.append((ids[mine][cosines >= least], cosines[cosines >= least]))
-        if several:
-            band = self._bands(part, q, *(np.concatenate(a) for a in zip(*maybe)), top[0], least, top[1]) if maybe else []
+        band = self._bands(part, q, *(np.concatenate(a) for a in zip(*maybe)), top[0], least, top[1]) if maybe else []
         for j, (ids_j, cosines_j) in enumerate(band):
             out[j] = (np.concatenate([out[j][0], ids_j]), np.concatenate([out[j][1], cosines_j]))
         return out
 
     def _bands(self, part: Rows, q: np.ndarray, rows: np.ndarray, which: np.ndarray, s: np.ndarray, b: np.ndarray,
                lower: float, least: float, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """`_closest_between` for each query of a batch at once, over the rows of one scan that may
-        lie in [lower, least) (`rows`, their query `which`, score `s` on the codes and bound `b`):
-        each query's best k + RESCORE_TOP on the codes rescored, then any row that could still
+        """`near`'s band for each query at once, over the rows of its scan that may lie in [lower,
+        least), the hidden left out (`rows`, their query `which`, score `s` on the codes and bound
+        `b`): each query's best k + RESCORE_TOP on the codes rescored, then any row that could still
         reach its k-th; each query's k best in the band (and any tied with the k-th), with their
         exact cosines."""
         order = np.lexsort((-s, which))  # by query, the best on the codes first
@@ -296,28 +292,6 @@ class VectorIndex:
         for j in np.unique(which[at]):
             mine = at[(which[at] == j) & (row >= 0)]
             cosines[mine] = exact(vectors[row[np.searchsorted(at, mine)]], q[j])
-
-    def _closest_between(self, part: Rows, s: np.ndarray, query: np.ndarray, top: tuple[float, int, Iterable[int]],
-                         least: float) -> tuple[np.ndarray, np.ndarray]:
-        """`near`'s band: of the rows whose exact cosine lies in [lower, least), the k best (and
-        any tied with the k-th) with their exact cosines, the hidden left out."""
-        lower, k, hidden = top
-        q1, q2, r1 = norms(query)
-        wide = bound(part.widest, q1, q2, self.dims, r1)
-        s = s.copy()
-        s[part.rows_of(list(hidden))] = -np.inf
-        rows = np.flatnonzero((s >= lower - wide) & (s < least + wide))
-        rows = rows[np.argsort(-s[rows], kind="stable")]
-        first, rest = rows[: k + RESCORE_TOP], rows[k + RESCORE_TOP :]
-        ids, cosines = self._rescored(query, [part.fact_ids[first]])
-        inside = cosines[(cosines >= lower) & (cosines < least)]
-        kth = np.sort(inside)[-k] if len(inside) >= k else lower
-        if len(rest):  # a row left out whose code could still reach the k-th is rescored too
-            rest = rest[s[rest] + bound(part.take(rest)[1], q1, q2, self.dims, r1) >= kth]
-            more_ids, more = self._rescored(query, [part.fact_ids[rest]])
-            ids, cosines = np.concatenate([ids, more_ids]), np.concatenate([cosines, more])
-        keep = (cosines >= lower) & (cosines < least)
-        return k_best(ids[keep], cosines[keep], k)
 
     def rank_of(self, query: np.ndarray, fact_id: int, type: str | None = None,
                 hidden: Iterable[int] = ()) -> tuple[int | None, float | None]:
